@@ -1,0 +1,109 @@
+import { parseDuration } from "./duration.js";
+import { JobsError } from "./errors.js";
+
+/** Everything a tick and the store need to know, resolved and validated. */
+export interface JobsSettings {
+  /** Handlers running at once in one tick. */
+  readonly concurrency: number;
+  /** Rows per claim statement; never more than the free concurrency. */
+  readonly batchSize: number;
+  /** Minimum lease a claim takes; a claim's lease always covers the rest of the tick budget plus `leaseMarginMs`. */
+  readonly leaseMs: number;
+  readonly leaseMarginMs: number;
+  /** How long one tick may run handlers; keep it below the platform's execution limit. */
+  readonly tickBudgetMs: number;
+  /** A tick stops claiming this long before its deadline, so new runs are not started only to be requeued. */
+  readonly claimCutoffMs: number;
+  /** Prefix of every table name; lets several queues share one database. */
+  readonly tablePrefix: string;
+  /** Largest payload accepted, in bytes of JSON. */
+  readonly maxPayloadBytes: number;
+  /** Defaults for jobs that do not say. */
+  readonly defaultMaxAttempts: number;
+}
+
+export type JobsSettingsInput = Partial<JobsSettings>;
+
+export const DEFAULT_SETTINGS: JobsSettings = {
+  concurrency: 10,
+  batchSize: 10,
+  leaseMs: 60_000,
+  leaseMarginMs: 15_000,
+  tickBudgetMs: 50_000,
+  claimCutoffMs: 5_000,
+  tablePrefix: "jobs_",
+  maxPayloadBytes: 1_048_576,
+  defaultMaxAttempts: 5,
+};
+
+const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
+
+const bad = (name: string, want: string, got: unknown): never => {
+  throw new JobsError("invalid_config", `${name} must be ${want}, got ${JSON.stringify(got)}`, { setting: name });
+};
+
+const positiveInt = (name: string, value: unknown): number => {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1) return bad(name, "a positive integer", value);
+  return n;
+};
+
+const duration = (name: string, value: unknown): number => {
+  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
+  return ms === undefined ? bad(name, "a duration such as 30s, 2m or 1500 (milliseconds)", value) : ms;
+};
+
+/** Merges explicit settings over defaults and checks every value, naming the setting that is wrong. */
+export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Record<keyof JobsSettings, string>> = {}): JobsSettings => {
+  const merged = { ...DEFAULT_SETTINGS, ...stripUndefined(input) };
+  const n = (k: keyof JobsSettings) => names[k] ?? k;
+  const concurrency = positiveInt(n("concurrency"), merged.concurrency);
+  const batchSize = Math.min(positiveInt(n("batchSize"), input.batchSize ?? concurrency), concurrency);
+  const tablePrefix = String(merged.tablePrefix);
+  if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);
+  const settings: JobsSettings = {
+    concurrency,
+    batchSize,
+    leaseMs: duration(n("leaseMs"), merged.leaseMs),
+    leaseMarginMs: duration(n("leaseMarginMs"), merged.leaseMarginMs),
+    tickBudgetMs: duration(n("tickBudgetMs"), merged.tickBudgetMs),
+    claimCutoffMs: duration(n("claimCutoffMs"), merged.claimCutoffMs),
+    tablePrefix,
+    maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes),
+    defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts),
+  };
+  if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
+  return settings;
+};
+
+/** The environment variable behind each setting. */
+export const ENV_NAMES = {
+  concurrency: "JOBS_CONCURRENCY",
+  batchSize: "JOBS_BATCH_SIZE",
+  leaseMs: "JOBS_LEASE",
+  leaseMarginMs: "JOBS_LEASE_MARGIN",
+  tickBudgetMs: "JOBS_TICK_BUDGET",
+  claimCutoffMs: "JOBS_CLAIM_CUTOFF",
+  tablePrefix: "JOBS_TABLE_PREFIX",
+  maxPayloadBytes: "JOBS_MAX_PAYLOAD_BYTES",
+  defaultMaxAttempts: "JOBS_MAX_ATTEMPTS",
+} as const satisfies Record<keyof JobsSettings, string>;
+
+export type Env = Record<string, string | undefined>;
+
+/**
+ * Reads the settings from environment variables (unset ones keep their defaults),
+ * with `overrides` from code taking precedence. Throws `invalid_config` naming the variable.
+ */
+export const settingsFromEnv = (env: Env, overrides: JobsSettingsInput = {}): JobsSettings => {
+  const fromEnv: Record<string, string> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") fromEnv[key] = value;
+  }
+  return resolveSettings({ ...(fromEnv as JobsSettingsInput), ...stripUndefined(overrides) }, ENV_NAMES);
+};
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

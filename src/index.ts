@@ -1,0 +1,10 @@
+export { defineJob, type AnyJob, type JobContext, type JobDefinition, type BackoffOptions } from "./job.js";
+export { createJobs, type Jobs, type JobsOptions } from "./jobs.js";
+export { JobsError, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
+export { fromPg, fromNeonHttp, countingDb, type Db, type PgLike, type QueryResult } from "./db.js";
+export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type JobsSettings, type JobsSettingsInput } from "./config.js";
+export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogLevel } from "./log.js";
+export { migrate, migrationStatement, type Migration } from "./migrate.js";
+export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
+export type { TickOptions, TickReport } from "./tick.js";
+export { parseDuration } from "./duration.js";

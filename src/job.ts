@@ -1,0 +1,80 @@
+import type { z } from "zod";
+import type { Logger } from "./log.js";
+
+export interface JobContext {
+  readonly jobId: string;
+  /** 1 on the first run; counts every claim, including runs cut short by a deadline or a killed tick. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly correlationId: string | null;
+  /** Aborts at the tick's deadline or at the job's own timeout, whichever comes first. */
+  readonly signal: AbortSignal;
+  /** Logs with the job's id, name, attempt and correlation id attached. */
+  readonly log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Retry delay after failed attempt `attempt` (1-based), before jitter. */
+export interface BackoffOptions {
+  /** First retry delay. Default 5s. */
+  readonly baseMs?: number;
+  /** Ceiling. Default 1h. */
+  readonly maxMs?: number;
+  /** Multiplier per attempt. Default 2. */
+  readonly factor?: number;
+}
+
+export interface JobDefinition<Name extends string = string, Schema extends z.ZodType = z.ZodType> {
+  readonly name: Name;
+  readonly schema: Schema;
+  readonly handler: (payload: z.output<Schema>, ctx: JobContext) => Promise<unknown> | unknown;
+  /** Attempts before the job is dead-lettered. Default: the `defaultMaxAttempts` setting (5). */
+  readonly maxAttempts?: number;
+  readonly backoff?: BackoffOptions;
+  /** The run's own time limit; its signal aborts then and the attempt fails. */
+  readonly timeoutMs?: number;
+  /** Default priority for enqueues of this job (higher runs first). */
+  readonly priority?: number;
+}
+
+// A registry holds definitions of many payload types; handlers are only called with
+// payloads their own schema parsed, so the registry can forget the precise type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyJob = JobDefinition<string, any>;
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-/]{0,127}$/;
+
+/**
+ * Declares a named, schema-typed job. The handler receives the payload as the
+ * schema parsed it and a context with the job's id, attempt and an abort signal.
+ */
+export const defineJob = <const Name extends string, Schema extends z.ZodType>(
+  definition: JobDefinition<Name, Schema>,
+): JobDefinition<Name, Schema> => {
+  if (!NAME.test(definition.name)) {
+    throw new TypeError(
+      `job name ${JSON.stringify(definition.name)} must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit`,
+    );
+  }
+  if (definition.maxAttempts !== undefined && (!Number.isInteger(definition.maxAttempts) || definition.maxAttempts < 1)) {
+    throw new TypeError(`job ${definition.name}: maxAttempts must be a positive integer`);
+  }
+  if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
+    throw new TypeError(`job ${definition.name}: timeoutMs must be positive`);
+  }
+  return definition;
+};
+
+export type JobName<J extends AnyJob> = J["name"];
+export type JobInput<J extends AnyJob, N extends string> = z.input<Extract<J, { name: N }>["schema"]>;
+
+export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob> => {
+  const map = new Map<string, AnyJob>();
+  for (const job of jobs) {
+    if (map.has(job.name)) throw new TypeError(`job ${job.name} is defined twice`);
+    map.set(job.name, job);
+  }
+  return map;
+};
+
+export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] =>
+  (level, msg, fields) => logger.log(level, msg, { ...base, ...fields });

@@ -1,0 +1,78 @@
+import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./config.js";
+import { type Db, fromPg, type PgLike } from "./db.js";
+import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
+import { type AnyJob, type JobInput, registryOf } from "./job.js";
+import { jsonLogger, type Logger } from "./log.js";
+import { migrate } from "./migrate.js";
+import { tablesFor, type Tables } from "./store/tables.js";
+import { runTick, type TickOptions, type TickReport } from "./tick.js";
+
+export interface JobsOptions<J extends readonly AnyJob[]> {
+  /** A `pg` Pool, a Neon Pool, or any `Db` (see `fromPg`, `fromNeonHttp`). */
+  readonly db: Db | PgLike;
+  readonly jobs: J;
+  readonly settings?: JobsSettingsInput | JobsSettings;
+  readonly logger?: Logger;
+  /** Randomness for backoff jitter; tests pass a fixed one. */
+  readonly random?: () => number;
+}
+
+/** Per-call options that let an enqueue join the caller's own transaction. */
+export interface WithDb {
+  /** A client inside the caller's transaction: the job exists only if that transaction commits. */
+  readonly db?: Db | PgLike;
+}
+
+export type TypedEnqueueItem<J extends AnyJob> = {
+  [N in J["name"]]: EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
+}[J["name"]];
+
+export interface Jobs<J extends readonly AnyJob[]> {
+  readonly settings: JobsSettings;
+  readonly tables: Tables;
+  readonly registry: ReadonlyMap<string, AnyJob>;
+  readonly db: Db;
+  readonly logger: Logger;
+  /** Applies pending migrations (safe to call from many processes at once). */
+  migrate(): Promise<number[]>;
+  /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
+  enqueue<N extends J[number]["name"]>(
+    job: N,
+    payload: JobInput<J[number], N>,
+    options?: EnqueueOptions & WithDb,
+  ): Promise<EnqueueResult>;
+  /** Validates every item, then enqueues all in one statement; nothing is written if any item is bad. */
+  enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>, options?: WithDb): Promise<EnqueueResult[]>;
+  /** Untyped enqueue for input from outside (HTTP, CLI): the same validation, names checked at run time. */
+  enqueueUnchecked(items: readonly EnqueueItem[], options?: WithDb & { batch?: boolean }): Promise<EnqueueResult[]>;
+  /** One dispatcher invocation: what a platform cron calls every minute. */
+  tick(options?: TickOptions): Promise<TickReport>;
+}
+
+const asDb = (db: Db | PgLike): Db => fromPg(db);
+
+export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptions<J>): Jobs<J> => {
+  const settings = resolveSettings(options.settings);
+  const tables = tablesFor(settings.tablePrefix);
+  const registry = registryOf(options.jobs);
+  const db = asDb(options.db);
+  const logger = options.logger ?? jsonLogger();
+  const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
+    enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true);
+  return {
+    settings,
+    tables,
+    registry,
+    db,
+    logger,
+    migrate: () => migrate(db, settings.tablePrefix),
+    async enqueue(job, payload, opts = {}) {
+      const { db: client, ...rest } = opts;
+      const [result] = await enqueueUnchecked([{ ...rest, job, payload }], { db: client, batch: false });
+      return result!;
+    },
+    enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
+    enqueueUnchecked,
+    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random }, tickOptions),
+  };
+};

@@ -1,0 +1,64 @@
+import type { Db } from "./db.js";
+import { migrations as bundled } from "./migrations.generated.js";
+import { tablesFor } from "./store/tables.js";
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  /** SQL with `{{prefix}}` where table names start. */
+  readonly sql: string;
+}
+
+// Unlikely to appear in a migration body; the body runs inside a DO block quoted with it.
+const TAG = "$jobs_migration$";
+
+/**
+ * Builds the whole migration as ONE statement: a DO block that takes a
+ * transaction-scoped advisory lock (so two processes migrating at once run one
+ * after the other), creates the bookkeeping table, and applies each migration
+ * not yet recorded. One statement is atomic and needs no session, so it runs
+ * the same over pg, Neon's Pool and Neon's HTTP driver.
+ */
+export const migrationStatement = (prefix: string, list: readonly Migration[] = bundled): string => {
+  const t = tablesFor(prefix);
+  const lockKey = `hashtext('${prefix}migrate')`;
+  const steps = list.map((m) => {
+    const body = m.sql.replaceAll("{{prefix}}", prefix);
+    if (body.includes(TAG)) throw new Error(`migration ${m.version} contains ${TAG}`);
+    return `
+  IF NOT EXISTS (SELECT 1 FROM ${t.migrations} WHERE version = ${m.version}) THEN
+${body}
+    INSERT INTO ${t.migrations} (version, name) VALUES (${m.version}, '${m.name.replaceAll("'", "''")}');
+    applied := applied + 1;
+  END IF;`;
+  });
+  return `DO ${TAG}
+DECLARE applied integer := 0;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${lockKey});
+  CREATE TABLE IF NOT EXISTS ${t.migrations} (
+    version integer PRIMARY KEY,
+    name text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+  );
+${steps.join("\n")}
+END
+${TAG}`;
+};
+
+/** Applies every pending migration under `prefix`; returns the versions applied by this call. */
+export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled): Promise<number[]> => {
+  const t = tablesFor(prefix);
+  const before = await appliedVersions(db, prefix);
+  await db.query(migrationStatement(prefix, list));
+  const after = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} ORDER BY version`);
+  return after.rows.map((r) => r.version).filter((v) => !before.includes(v));
+};
+
+export const appliedVersions = async (db: Db, prefix: string): Promise<number[]> => {
+  const t = tablesFor(prefix);
+  const exists = await db.query<{ r: string | null }>(`SELECT to_regclass('${t.migrations}')::text AS r`);
+  if (!exists.rows[0]?.r) return [];
+  const applied = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} ORDER BY version`);
+  return applied.rows.map((r) => r.version);
+};

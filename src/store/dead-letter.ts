@@ -1,0 +1,48 @@
+import { clip, deadColumns, FENCE, type FragmentBuilder } from "./fragments.js";
+
+/** Why a job became a dead letter; shown by the dashboard and filterable. */
+export type DeadReason =
+  | "permanent" // the handler threw PermanentJobError
+  | "exhausted" // it failed on its last attempt
+  | "invalid_payload" // the stored payload no longer parses under the job's schema
+  | "no_handler" // no deployment that ticked had a handler for its name
+  | "deadline" // its last attempt was cut short by the tick's deadline
+  | "lease_expired"; // its last attempt's tick was killed
+
+export interface DeadLetter {
+  readonly id: string;
+  readonly owner: string;
+  readonly durationMs: number;
+  readonly error: string;
+  readonly reason: DeadReason;
+}
+
+/** Moves the job from the queue to dead letters; the fence is on the DELETE, so a stale run files nothing. */
+export const deadLetterFragment: FragmentBuilder<readonly DeadLetter[]> = (t, p, items) => ({
+  ctes: [
+    `dead_lettered AS (
+      DELETE FROM ${t.queue} q
+      USING jsonb_to_recordset(${p.json(
+        items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, error: clip(i.error), reason: i.reason })),
+      )}) AS s(id uuid, owner uuid, duration_ms integer, error text, reason text)
+      WHERE ${FENCE("q", "s")}
+      RETURNING ${deadColumns("q", "s.error", "s.reason", "s.duration_ms")})`,
+  ],
+  deadSources: ["dead_lettered"],
+  outcomes: [{ cte: "dead_lettered", outcome: "dead_lettered" }],
+});
+
+/** The one insert every dead source of a statement feeds. Its id is the job's id. */
+export const deadLetterSink = (table: string, sources: readonly string[]): string =>
+  `dead_sink AS (
+    INSERT INTO ${table} (id, job_name, payload, attempts, max_attempts, priority, reason, last_error,
+                          idempotency_key, correlation_id, created_at, dead_at)
+    SELECT id, job_name, payload, attempt, max_attempts, priority, dead_reason, dead_error,
+           idempotency_key, correlation_id, created_at, now()
+    FROM (${sources.map((s) => `SELECT * FROM ${s}`).join(" UNION ALL ")}) d
+    ON CONFLICT (id) DO UPDATE SET
+      job_name = excluded.job_name, payload = excluded.payload, attempts = excluded.attempts,
+      max_attempts = excluded.max_attempts, priority = excluded.priority, reason = excluded.reason,
+      last_error = excluded.last_error, idempotency_key = excluded.idempotency_key,
+      correlation_id = excluded.correlation_id, created_at = excluded.created_at, dead_at = excluded.dead_at
+    RETURNING id)`;

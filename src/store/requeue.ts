@@ -1,0 +1,41 @@
+import { deadColumns, FENCE, type FragmentBuilder } from "./fragments.js";
+
+export interface Requeue {
+  readonly id: string;
+  readonly owner: string;
+  readonly durationMs: number;
+}
+
+export const DEADLINE_ERROR = "the tick's deadline came before the run finished; requeued";
+
+/**
+ * At a tick's deadline: every run still going goes back to the queue, claimable
+ * at once. The cut-short run counts as an attempt, so a job that never fits in a
+ * budget ends as a dead letter (reason `deadline`) after its max attempts
+ * instead of looping forever.
+ */
+export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items) => {
+  const input = p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs })));
+  const error = p.add(DEADLINE_ERROR);
+  return {
+    ctes: [
+      `requeued AS (
+        UPDATE ${t.queue} q
+        SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+            last_error = ${error}::text, updated_at = now()
+        FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)
+        WHERE ${FENCE("q", "s")} AND q.attempt < q.max_attempts
+        RETURNING q.id, q.job_name, s.duration_ms)`,
+      `requeue_exhausted AS (
+        DELETE FROM ${t.queue} q
+        USING jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)
+        WHERE ${FENCE("q", "s")} AND q.attempt >= q.max_attempts
+        RETURNING ${deadColumns("q", `${error}::text`, "'deadline'::text", "s.duration_ms")})`,
+    ],
+    deadSources: ["requeue_exhausted"],
+    outcomes: [
+      { cte: "requeued", outcome: "requeued" },
+      { cte: "requeue_exhausted", outcome: "dead_lettered" },
+    ],
+  };
+};

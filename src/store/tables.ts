@@ -1,0 +1,33 @@
+/** Table names under one prefix. Prefixes are validated by the settings, so they are safe to splice. */
+export interface Tables {
+  readonly prefix: string;
+  readonly queue: string;
+  readonly deadLetters: string;
+  readonly metrics: string;
+  readonly state: string;
+  readonly migrations: string;
+  readonly schedules: string;
+}
+
+export const tablesFor = (prefix: string): Tables => ({
+  prefix,
+  queue: `${prefix}queue`,
+  deadLetters: `${prefix}dead_letters`,
+  metrics: `${prefix}metrics`,
+  state: `${prefix}state`,
+  migrations: `${prefix}migrations`,
+  schedules: `${prefix}schedules`,
+});
+
+/** Collects positional parameters while a statement is assembled. */
+export class Params {
+  readonly values: unknown[] = [];
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+  /** A whole array of records as one jsonb parameter: the same shape works on every driver. */
+  json(value: unknown): string {
+    return `${this.add(JSON.stringify(value))}::jsonb`;
+  }
+}

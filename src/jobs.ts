@@ -5,7 +5,7 @@ import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
 import { tablesFor, type Tables } from "./store/tables.js";
-import { runTick, type TickOptions, type TickReport } from "./tick.js";
+import { runTick, type TickExtension, type TickOptions, type TickReport } from "./tick.js";
 
 export interface JobsOptions<J extends readonly AnyJob[]> {
   /** A `pg` Pool, a Neon Pool, or any `Db` (see `fromPg`, `fromNeonHttp`). */
@@ -15,6 +15,8 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
   readonly logger?: Logger;
   /** Randomness for backoff jitter; tests pass a fixed one. */
   readonly random?: () => number;
+  /** Features that ride on every tick (see `TickExtension`). */
+  readonly extensions?: readonly TickExtension[];
 }
 
 /** Per-call options that let an enqueue join the caller's own transaction. */
@@ -73,6 +75,6 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     },
     enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
-    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random }, tickOptions),
+    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions: options.extensions }, tickOptions),
   };
 };

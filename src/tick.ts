@@ -35,7 +35,19 @@ export interface TickReport extends TickCounts {
   readonly statements: number;
 }
 
+/**
+ * A feature that rides on the tick (cron schedules do): it adds columns to the
+ * tick's first statement, so an idle tick stays one statement, and acts only
+ * when those values say there is work.
+ */
+export interface TickExtension {
+  probe(t: Tables): string[];
+  /** Returns how many jobs it enqueued, so the tick knows to claim again. */
+  afterProbe(values: Record<string, unknown>, tick: { db: Db; tables: Tables; logger: Logger }): Promise<number>;
+}
+
 export interface TickEnv {
+  readonly extensions?: readonly TickExtension[];
   readonly db: Db;
   readonly tables: Tables;
   readonly registry: ReadonlyMap<string, AnyJob>;
@@ -112,6 +124,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     statements++;
     return runStep(db, tables, input);
   };
+  const counted: Db = { query: (text, params) => (statements++, db.query(text, params)) };
+  const extensions = env.extensions ?? [];
 
   const start = (row: ClaimedRow, owner: string) => {
     const run: Run = { row, owner, startedAt: Date.now(), controller: new AbortController(), abandoned: false };
@@ -241,10 +255,17 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
           claim: want > 0 ? { limit: want, owner, leaseMs } : undefined,
           reclaim: first ? { limit: RECLAIM_LIMIT } : undefined,
           markTick: first,
+          probe: first ? extensions.flatMap((e) => e.probe(tables)) : undefined,
         });
-        first = false;
         account(settled, [], result);
         queueEmpty = want > 0 && result.claimed.length < want && result.reclaimed.length === 0;
+        if (first) {
+          for (const extension of extensions) {
+            const enqueued = await extension.afterProbe(result.probe, { db: counted, tables, logger });
+            if (enqueued > 0) queueEmpty = false;
+          }
+        }
+        first = false;
         counts.claimed += result.claimed.length;
         for (const row of result.claimed) {
           rowsById.set(row.id, row);

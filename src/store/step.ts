@@ -29,6 +29,8 @@ export interface StepInput {
   readonly claim?: ClaimInput;
   /** Records that a tick started (the first statement of every tick does, idle or not). */
   readonly markTick?: boolean;
+  /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
+  readonly probe?: readonly string[];
   /** Records the tick's report: the counts before this statement plus what this statement does. */
   readonly report?: { readonly before: TickCounts; readonly startedAt: string; readonly durationMs: number };
 }
@@ -42,6 +44,8 @@ export interface StepResult {
   readonly requeueExhausted: string[];
   readonly reclaimed: string[];
   readonly reclaimExhausted: string[];
+  /** Values of the `probe` columns, by name. */
+  readonly probe: Record<string, unknown>;
 }
 
 const ID_LISTS = {
@@ -52,11 +56,11 @@ const ID_LISTS = {
   requeueExhausted: "requeue_exhausted",
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
-} as const satisfies Record<Exclude<keyof StepResult, "claimed">, string>;
+} as const satisfies Record<Exclude<keyof StepResult, "claimed" | "probe">, string>;
 
 const EMPTY: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [],
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], probe: {},
 };
 
 const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
@@ -84,7 +88,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`);
   if (input.report) ctes.push(reportCte(t, p, input, new Set(outcomes.map((o) => o.cte))));
-  if (ctes.length === 0) return undefined;
+  if (ctes.length === 0 && !input.probe?.length) return undefined;
 
   const present = new Set(outcomes.map((o) => o.cte));
   const columns = [
@@ -95,7 +99,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
       present.has(cte) ? `(SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ${cte}) AS "${key}"` : `'[]'::jsonb AS "${key}"`,
     ),
   ];
-  return { text: `WITH ${ctes.join(",\n")}\nSELECT ${columns.join(",\n  ")}`, values: p.values };
+  columns.push(...(input.probe ?? []));
+  const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
+  return { text: `${withClause}SELECT ${columns.join(",\n  ")}`, values: p.values };
 };
 
 const reportCte = (t: Tables, p: Params, input: StepInput, present: Set<string>): string => {
@@ -124,6 +130,7 @@ const reportCte = (t: Tables, p: Params, input: StepInput, present: Set<string>)
 };
 
 interface StepRow {
+  [probe: string]: unknown;
   claimed: ClaimedRow[];
   completed: string[];
   retried: string[];
@@ -140,5 +147,7 @@ export const runStep = async (db: Db, t: Tables, input: StepInput): Promise<Step
   if (!statement) return EMPTY;
   const { rows } = await db.query<StepRow>(statement.text, statement.values);
   const row = rows[0];
-  return row ? { ...EMPTY, ...row } : EMPTY;
+  if (!row) return EMPTY;
+  const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, ...probe } = row;
+  return { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, probe };
 };

@@ -1,0 +1,98 @@
+import { Hono, type Context } from "hono";
+import type { Env } from "../config.js";
+import type { AnyJob } from "../job.js";
+import type { Jobs } from "../jobs.js";
+import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
+import { type DashboardAuthOptions, resolveAuth } from "./config.js";
+import { LoginPage, RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import { CSS } from "./style.js";
+
+export type AnyJobs = Jobs<readonly AnyJob[]>;
+
+export interface DashboardOptions extends DashboardAuthOptions {
+  readonly jobs: AnyJobs;
+  /** Where DASHBOARD_* settings are read. Default: process.env when it exists. */
+  readonly env?: Env;
+  /** The path the dashboard is mounted at, for its links and its cookie. Default `/dashboard`. */
+  readonly basePath?: string;
+}
+
+export type Form = Record<string, string | File | Array<string | File>>;
+export type DashboardEnv = { Variables: DashboardVars & { form: Form } };
+export type DashboardContext = Context<DashboardEnv>;
+
+const processEnv = (): Env => (typeof process !== "undefined" && process.env ? process.env : {});
+
+/**
+ * The dashboard as a Hono app, to mount with `app.route("/dashboard", createDashboard({ jobs }))`.
+ * Server-rendered pages and plain forms; closed unless DASHBOARD_PASSWORD is set.
+ */
+export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
+  const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
+  const auth = resolveAuth(options.env ?? processEnv(), options);
+  const app = new Hono<DashboardEnv>();
+  app.use("*", securityHeaders);
+  app.get("/style.css", (c) =>
+    c.body(CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
+  );
+
+  if (!auth.configured) {
+    app.all("*", (c) => c.html(<UnconfiguredPage base={base} problem={auth.problem} />, 503));
+    return app;
+  }
+
+  const s = sessions(auth);
+  const cookiePath = base || "/";
+  const refuse = (c: Context, status: 401 | 403, title: string, message: string) =>
+    c.html(<RefusedPage base={base} title={title} message={message} />, status);
+  /** Only a path inside the dashboard may be a post-login destination. */
+  const safeNext = (next: unknown) =>
+    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") ? next : `${base}/`;
+
+  app.get("/login", async (c) => {
+    if (await s.read(c)) return c.redirect(`${base}/`, 303);
+    return c.html(<LoginPage base={base} next={safeNext(c.req.query("next"))} failed={c.req.query("failed") === "1"} />);
+  });
+
+  app.post("/login", async (c) => {
+    // A foreign page must not be able to log a browser in either.
+    if (!originAllowed(c, auth.origins)) return refuse(c, 403, "Refused", "This login did not come from the dashboard's own page.");
+    const form = await c.req.parseBody();
+    const next = safeNext(form.next);
+    if (typeof form.password !== "string" || !(await s.checkPassword(form.password))) {
+      return c.html(<LoginPage base={base} next={next} failed />, 401);
+    }
+    await s.start(c, cookiePath);
+    return c.redirect(next, 303);
+  });
+
+  // Everything below needs a session; state-changing requests also need this site's Origin and the session's token.
+  app.use("*", async (c, next) => {
+    const session = await s.read(c);
+    const changing = STATE_CHANGING.has(c.req.method);
+    if (!session) {
+      if (changing) return refuse(c, 401, "Not logged in", "This action needs a dashboard login, and this request had none (or it expired). Nothing was changed.");
+      const url = new URL(c.req.url);
+      return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+    }
+    if (changing) {
+      if (!originAllowed(c, auth.origins)) {
+        return refuse(c, 403, "Refused", "This request came from another site (its Origin is not the dashboard's). Nothing was changed.");
+      }
+      const form = (await c.req.parseBody({ all: true }).catch(() => ({}))) as Form;
+      if (!(await tokenMatches(session, form._csrf))) {
+        return refuse(c, 403, "Refused", "This form is stale or did not come from the dashboard (its CSRF token does not match). Reload the page and try again. Nothing was changed.");
+      }
+      c.set("form", form);
+    }
+    c.set("session", session);
+    await next();
+  });
+
+  app.post("/logout", (c) => {
+    s.end(c, cookiePath);
+    return c.redirect(`${base}/login`, 303);
+  });
+
+  return app;
+};

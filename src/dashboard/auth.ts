@@ -1,0 +1,76 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { DashboardAuth } from "./config.js";
+import { randomToken, sameText, type Session, sessionKey, signSession, verifySession } from "./session.js";
+
+export const COOKIE = "pgtick_dashboard";
+
+export type DashboardVars = { session: Session };
+
+type Configured = Extract<DashboardAuth, { configured: true }>;
+
+const isHttps = (c: Context) => new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https";
+
+export const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * The Origin check for state-changing requests: a browser always sends Origin
+ * on a form POST, so it must be this site (or one configured). Without Origin
+ * (a non-browser client), Sec-Fetch-Site, if present, must say same-origin.
+ * The per-session token is checked separately, so this is a second lock.
+ */
+export const originAllowed = (c: Context, extra: readonly string[]): boolean => {
+  const origin = c.req.header("origin");
+  if (origin !== undefined) return origin === new URL(c.req.url).origin || extra.includes(origin);
+  const site = c.req.header("sec-fetch-site");
+  return site === undefined || site === "same-origin";
+};
+
+export interface Sessions {
+  read(c: Context): Promise<Session | undefined>;
+  start(c: Context, path: string): Promise<Session>;
+  end(c: Context, path: string): void;
+  checkPassword(given: string): Promise<boolean>;
+}
+
+export const sessions = (auth: Configured): Sessions => {
+  let key: Promise<CryptoKey> | undefined;
+  const k = () => (key ??= sessionKey(auth.secret));
+  return {
+    async read(c) {
+      return verifySession(await k(), getCookie(c, COOKIE));
+    },
+    async start(c, path) {
+      const session: Session = { exp: Date.now() + auth.ttlMs, csrf: randomToken() };
+      setCookie(c, COOKIE, await signSession(await k(), session), {
+        path,
+        httpOnly: true,
+        secure: isHttps(c),
+        sameSite: "Strict",
+        maxAge: Math.floor(auth.ttlMs / 1000),
+        expires: new Date(session.exp),
+      });
+      return session;
+    },
+    end(c, path) {
+      deleteCookie(c, COOKIE, { path, httpOnly: true, secure: isHttps(c), sameSite: "Strict" });
+    },
+    checkPassword: (given) => sameText(given, auth.password),
+  };
+};
+
+/** Security headers for every dashboard response: no scripts at all, styles only from our own sheet, no framing. */
+export const securityHeaders: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header(
+    "Content-Security-Policy",
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  );
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("Referrer-Policy", "same-origin");
+  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "no-store");
+};
+
+/** The form's CSRF token matches the session's. */
+export const tokenMatches = async (session: Session, given: unknown): Promise<boolean> =>
+  typeof given === "string" && given.length > 0 && (await sameText(given, session.csrf));

@@ -1,0 +1,76 @@
+import type { FC } from "hono/jsx";
+import { MIN_PASSWORD, MIN_SECRET } from "../config.js";
+import { Document } from "../layout.js";
+
+export const LoginPage: FC<{ base: string; next: string; failed: boolean }> = ({ base, next, failed }) => (
+  <Document title="Log in" base={base}>
+    <main id="main" class="login">
+      <h1>pgtick dashboard</h1>
+      {failed ? (
+        <p class="alert" role="alert" id="login-error">
+          That password is not right.
+        </p>
+      ) : null}
+      <form method="post" action={`${base}/login`}>
+        <input type="hidden" name="next" value={next} />
+        <label for="password">Dashboard password</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          required
+          autofocus
+          aria-describedby={failed ? "login-error" : undefined}
+        />
+        <button class="primary" type="submit">
+          Log in
+        </button>
+      </form>
+    </main>
+  </Document>
+);
+
+export const UnconfiguredPage: FC<{ base: string; problem: string }> = ({ base, problem }) => (
+  <Document title="Dashboard not configured" base={base}>
+    <main id="main">
+      <h1>The dashboard is not configured</h1>
+      <p class="alert" role="alert">
+        {problem} The dashboard stays closed until it has a password.
+      </p>
+      <p>Set these environment variables where this app runs, then redeploy or restart it:</p>
+      <dl class="kv">
+        <dt>
+          <code>DASHBOARD_PASSWORD</code>
+        </dt>
+        <dd>Required. The password operators log in with, at least {MIN_PASSWORD} characters.</dd>
+        <dt>
+          <code>DASHBOARD_SECRET</code>
+        </dt>
+        <dd>
+          Optional. Signs the session cookie, at least {MIN_SECRET} random characters (for example the output of{" "}
+          <code>openssl rand -base64 32</code>). When unset, a key is derived from the password, so changing the password logs
+          everyone out.
+        </dd>
+        <dt>
+          <code>DASHBOARD_SESSION_TTL</code>
+        </dt>
+        <dd>Optional. How long a login lasts, such as 8h. Default 12h.</dd>
+      </dl>
+    </main>
+  </Document>
+);
+
+export const RefusedPage: FC<{ base: string; title: string; message: string }> = ({ base, title, message }) => (
+  <Document title={title} base={base}>
+    <main id="main">
+      <h1>{title}</h1>
+      <p class="alert" role="alert">
+        {message}
+      </p>
+      <p>
+        <a href={`${base}/login`}>Log in again</a>
+      </p>
+    </main>
+  </Document>
+);

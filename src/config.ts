@@ -5,8 +5,8 @@ import { JobsError } from "./errors.js";
 export interface JobsSettings {
   /** Handlers running at once in one tick. */
   readonly concurrency: number;
-  /** Rows per claim statement; never more than the free concurrency. */
-  readonly batchSize: number;
+  /** Rows per claim statement; never more than the free concurrency. Unset: the concurrency. */
+  readonly batchSize?: number;
   /** Minimum lease a claim takes; a claim's lease always covers the rest of the tick budget plus `leaseMarginMs`. */
   readonly leaseMs: number;
   readonly leaseMarginMs: number;
@@ -26,7 +26,6 @@ export type JobsSettingsInput = Partial<JobsSettings>;
 
 export const DEFAULT_SETTINGS: JobsSettings = {
   concurrency: 10,
-  batchSize: 10,
   leaseMs: 60_000,
   leaseMarginMs: 15_000,
   tickBudgetMs: 50_000,
@@ -58,7 +57,7 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
   const merged = { ...DEFAULT_SETTINGS, ...stripUndefined(input) };
   const n = (k: keyof JobsSettings) => names[k] ?? k;
   const concurrency = positiveInt(n("concurrency"), merged.concurrency);
-  const batchSize = Math.min(positiveInt(n("batchSize"), input.batchSize ?? concurrency), concurrency);
+  const batchSize = input.batchSize === undefined ? undefined : positiveInt(n("batchSize"), input.batchSize);
   const tablePrefix = String(merged.tablePrefix);
   if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);
   const settings: JobsSettings = {

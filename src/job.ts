@@ -41,7 +41,8 @@ export interface JobDefinition<Name extends string = string, Schema extends z.Zo
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyJob = JobDefinition<string, any>;
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-/]{0,127}$/;
+// Names are data, not identifiers: any text without control characters, trimmed, 1-128 characters.
+const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
 
 /**
  * Declares a named, schema-typed job. The handler receives the payload as the
@@ -52,7 +53,7 @@ export const defineJob = <const Name extends string, Schema extends z.ZodType>(
 ): JobDefinition<Name, Schema> => {
   if (!NAME.test(definition.name)) {
     throw new TypeError(
-      `job name ${JSON.stringify(definition.name)} must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit`,
+      `job name ${JSON.stringify(definition.name)} must be 1-128 characters with no control characters and no leading or trailing space`,
     );
   }
   if (definition.maxAttempts !== undefined && (!Number.isInteger(definition.maxAttempts) || definition.maxAttempts < 1)) {

@@ -93,7 +93,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const random = env.random ?? Math.random;
   const budgetMs = options.budgetMs ?? settings.tickBudgetMs;
   const concurrency = Math.max(1, options.concurrency ?? settings.concurrency);
-  const batchSize = Math.max(1, Math.min(options.batchSize ?? settings.batchSize, concurrency));
+  const batchSize = Math.max(1, Math.min(options.batchSize ?? settings.batchSize ?? concurrency, concurrency));
   const started = Date.now();
   const deadline = started + budgetMs;
   const cutoff = deadline - Math.min(options.claimCutoffMs ?? settings.claimCutoffMs, budgetMs / 2);

@@ -1,13 +1,11 @@
 import { Hono, type Context } from "hono";
 import type { Env } from "../config.js";
-import type { AnyJob } from "../job.js";
-import type { Jobs } from "../jobs.js";
 import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
 import { type DashboardAuthOptions, resolveAuth } from "./config.js";
 import { LoginPage, RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import type { AnyJobs } from "./context.js";
 import { CSS } from "./style.js";
 
-export type AnyJobs = Jobs<readonly AnyJob[]>;
 
 export interface DashboardOptions extends DashboardAuthOptions {
   readonly jobs: AnyJobs;

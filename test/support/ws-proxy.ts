@@ -7,6 +7,8 @@ import { WebSocketServer } from "ws";
 
 export interface WsProxy {
   readonly port: number;
+  /** WebSocket connections accepted so far: proof that a client really went through the proxy. */
+  readonly connections: () => number;
   /** The value for `neonConfig.wsProxy`. */
   readonly wsProxy: (host: string, port: number | string) => string;
   close(): Promise<void>;
@@ -15,7 +17,9 @@ export interface WsProxy {
 export const startWsProxy = async (): Promise<WsProxy> => {
   const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  let connections = 0;
   server.on("connection", (socket, request) => {
+    connections++;
     const address = new URL(request.url ?? "/", "http://proxy").searchParams.get("address") ?? "";
     const [host, port] = address.split(":");
     // Only loopback targets: this proxy exists for tests on this machine.
@@ -46,6 +50,7 @@ export const startWsProxy = async (): Promise<WsProxy> => {
   const port = typeof address === "object" && address ? address.port : 0;
   return {
     port,
+    connections: () => connections,
     wsProxy: (host, p) => `127.0.0.1:${port}/v2?address=${host}:${p}`,
     close: () =>
       new Promise<void>((resolve) => {

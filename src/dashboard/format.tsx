@@ -1,0 +1,40 @@
+import type { FC } from "hono/jsx";
+
+/** `2025-05-01 12:00:03 UTC`: one unambiguous zone for every operator. */
+export const utc = (iso: string | null | undefined): string =>
+  iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC` : "—";
+
+/** A duration in words a person reads at a glance: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
+export const span = (ms: number): string => {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h} h ${m % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+};
+
+export const relative = (iso: string, now = Date.now()): string => {
+  const d = Date.parse(iso) - now;
+  return d >= 0 ? `in ${span(d)}` : `${span(-d)} ago`;
+};
+
+/** A time shown exactly, with how long ago (or until) in words. */
+export const Time: FC<{ iso: string | null | undefined; now?: number }> = ({ iso, now }) =>
+  iso ? (
+    <time datetime={iso} title={iso}>
+      {utc(iso)} <span class="muted">({relative(iso, now)})</span>
+    </time>
+  ) : (
+    <span class="muted">—</span>
+  );
+
+export const pretty = (value: unknown): string => JSON.stringify(value, null, 2) ?? "undefined";
+
+/** First line of an error, for tables; the detail page shows the rest. */
+export const firstLine = (text: string | null | undefined, max = 140): string => {
+  if (!text) return "";
+  const line = text.split("\n", 1)[0]!;
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};

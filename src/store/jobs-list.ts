@@ -1,0 +1,38 @@
+import type { Db } from "../db.js";
+import { JobsError } from "../errors.js";
+import { jobJson, type JobView } from "./job-view.js";
+import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "./paging.js";
+import { Params, type Tables } from "./tables.js";
+
+export interface ListJobsQuery {
+  readonly job?: string;
+  readonly status?: "queued" | "running";
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/** Jobs in the queue, newest first, keyset-paginated on (created_at, id). Throws `invalid_options` for a bad filter or cursor. */
+export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Promise<Page<JobView>> => {
+  const limit = pageLimit(query.limit);
+  const p = new Params();
+  const where: string[] = [];
+  const job = textFilter(query.job, "job");
+  if (job !== undefined) where.push(`q.job_name = ${p.add(job)}`);
+  if (query.status !== undefined) {
+    if (query.status !== "queued" && query.status !== "running") {
+      throw new JobsError("invalid_options", "status must be queued or running", { field: "status" });
+    }
+    where.push(`q.status = ${p.add(query.status)}`);
+  }
+  if (query.cursor !== undefined) {
+    const c = decodeCursor(query.cursor);
+    where.push(`(q.created_at, q.id) < (${p.add(c.at)}::timestamptz, ${p.add(c.id)}::uuid)`);
+  }
+  const { rows } = await db.query<{ v: JobView; k: string; id: string }>(
+    `SELECT ${jobJson("q")} AS v, ${isoSql("q.created_at")} AS k, q.id::text AS id
+     FROM ${t.queue} q ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+     ORDER BY q.created_at DESC, q.id DESC LIMIT ${p.add(limit + 1)}`,
+    p.values,
+  );
+  return toPage(rows, limit);
+};

@@ -1,0 +1,143 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob, isJobsError, JobsError } from "../src/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("enqueue");
+
+const email = defineJob({
+  name: "send-email",
+  schema: z.object({ to: z.email(), subject: z.string().max(200), tags: z.array(z.string()).optional() }),
+  handler: () => {},
+});
+const other = defineJob({ name: "other", schema: z.object({}), handler: () => {} });
+
+const count = async (table: string) => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n;
+const caught = async (p: Promise<unknown>): Promise<JobsError> => {
+  try {
+    await p;
+  } catch (e) {
+    if (isJobsError(e)) return e;
+    throw e;
+  }
+  throw new Error("expected a JobsError");
+};
+
+describe("enqueue", () => {
+  it("stores a validated job due now, delayed, or at a time", async () => {
+    const jobs = await h.isolated([email]);
+    const now = await jobs.enqueue("send-email", { to: "a@example.com", subject: "hi" }, { correlationId: "c1", priority: 3, maxAttempts: 7 });
+    const later = await jobs.enqueue("send-email", { to: "b@example.com", subject: "later" }, { delayMs: 120_000 });
+    const at = await jobs.enqueue("send-email", { to: "c@example.com", subject: "at" }, { runAt: "2031-01-02T03:04:05Z" });
+    const rows = await h.rows<{ id: string; run_at: Date; priority: number; max_attempts: number; correlation_id: string | null; status: string }>(
+      `SELECT id, run_at, priority, max_attempts, correlation_id, status FROM ${jobs.tables.queue}`,
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(now.id)).toMatchObject({ status: "queued", priority: 3, max_attempts: 7, correlation_id: "c1" });
+    expect(byId.get(now.id)!.run_at.getTime()).toBeLessThanOrEqual(Date.now() + 1_000);
+    const delay = byId.get(later.id)!.run_at.getTime() - Date.now();
+    expect(delay).toBeGreaterThan(100_000);
+    expect(delay).toBeLessThan(125_000);
+    expect(byId.get(at.id)!.run_at.toISOString()).toBe("2031-01-02T03:04:05.000Z");
+  });
+
+  it.each([
+    ["an unknown job name", () => ["nope", {}, {}], "unknown_job"],
+    ["a payload that fails the schema", () => ["send-email", { to: "not-an-email", subject: "x" }, {}], "invalid_payload"],
+    ["a string holding U+0000, which jsonb cannot store", () => ["send-email", { to: "a@example.com", subject: "a\u0000b" }, {}], "invalid_payload"],
+    ["a run_at that is not a date", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "next tuesday" }], "invalid_options"],
+    ["runAt together with delayMs", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: new Date(), delayMs: 5 }], "invalid_options"],
+    ["a negative delay", () => ["send-email", { to: "a@example.com", subject: "x" }, { delayMs: -1 }], "invalid_options"],
+    ["a payload over the size limit", () => ["send-email", { to: "a@example.com", subject: "x", tags: ["y".repeat(3_000)] }, {}], "payload_too_large"],
+    ["a payload that is not JSON", () => ["send-email", { to: "a@example.com", subject: "x", tags: [10n] }, {}], "invalid_payload"],
+  ] as const)("rejects %s with a clear error and stores nothing", async (_label, input, code) => {
+    const jobs = await h.isolated([email], { maxPayloadBytes: 2_048 });
+    const [name, payload, options] = input();
+    const error = await caught(jobs.enqueueUnchecked([{ job: name, payload, ...options }], { batch: false }));
+    expect(error.code).toBe(code);
+    expect(error.message).not.toMatch(/at .*\.ts:\d+/);
+    expect(await count(jobs.tables.queue)).toBe(0);
+  });
+
+  it("reports zod's issues for an invalid payload, pointing at the field", async () => {
+    const jobs = await h.isolated([email]);
+    const error = await caught(jobs.enqueue("send-email", { to: "x", subject: 5 } as never));
+    expect(error.code).toBe("invalid_payload");
+    const issues = (error.details as { issues: Array<{ path: unknown[] }> }).issues;
+    expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining([["to"], ["subject"]]));
+  });
+
+  it("enqueues a batch in one statement, and stores none of it when one item is bad (naming its index)", async () => {
+    const jobs = await h.isolated([email, other]);
+    const ok = await jobs.enqueueMany([
+      { job: "send-email", payload: { to: "a@example.com", subject: "1" } },
+      { job: "other", payload: {} },
+    ]);
+    expect(ok).toHaveLength(2);
+    expect(await count(jobs.tables.queue)).toBe(2);
+    const error = await caught(
+      jobs.enqueueUnchecked([
+        { job: "other", payload: {} },
+        { job: "send-email", payload: { to: "a@example.com", subject: "2" } },
+        { job: "send-email", payload: { to: "broken", subject: "3" } },
+      ]),
+    );
+    expect(error.code).toBe("invalid_payload");
+    expect(error.details).toMatchObject({ index: 2 });
+    expect(await count(jobs.tables.queue)).toBe(2);
+  });
+
+  it("dedupes 50 concurrent enqueues with one idempotency key into one row", async () => {
+    const jobs = await h.isolated([email]);
+    const pool = h.pool(25);
+    const enqueuer = h.make([email], { tablePrefix: jobs.settings.tablePrefix }, pool);
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => enqueuer.enqueue("send-email", { to: "a@example.com", subject: `try ${i}` }, { idempotencyKey: "order-42" })),
+    );
+    expect(await count(jobs.tables.queue)).toBe(1);
+    expect(new Set(results.map((r) => r.id)).size).toBe(1);
+    expect(results.filter((r) => !r.deduplicated)).toHaveLength(1);
+  });
+
+  it("dedupes only while the keyed job is queued or running; repeats in one batch share the row", async () => {
+    const jobs = await h.isolated([email]);
+    const [a, b] = await jobs.enqueueMany([
+      { job: "send-email", payload: { to: "a@example.com", subject: "x" }, idempotencyKey: "k" },
+      { job: "send-email", payload: { to: "a@example.com", subject: "x" }, idempotencyKey: "k" },
+    ]);
+    expect(b).toEqual({ id: a!.id, deduplicated: true });
+    expect(a!.deduplicated).toBe(false);
+    await jobs.tick({ budgetMs: 5_000 });
+    const again = await jobs.enqueue("send-email", { to: "a@example.com", subject: "x" }, { idempotencyKey: "k" });
+    expect(again.deduplicated).toBe(false);
+    expect(again.id).not.toBe(a!.id);
+  });
+
+  it("joins the caller's transaction: a rollback leaves no job, a commit keeps it", async () => {
+    const jobs = await h.isolated([email]);
+    const client = await h.main.connect();
+    try {
+      await client.query("BEGIN");
+      await jobs.enqueue("send-email", { to: "a@example.com", subject: "rolled back" }, { db: client });
+      await client.query("ROLLBACK");
+      expect(await count(jobs.tables.queue)).toBe(0);
+      await client.query("BEGIN");
+      const kept = await jobs.enqueue("send-email", { to: "a@example.com", subject: "committed" }, { db: client });
+      // Not visible outside the transaction until it commits.
+      expect(await count(jobs.tables.queue)).toBe(0);
+      await client.query("COMMIT");
+      expect((await h.rows(`SELECT id FROM ${jobs.tables.queue}`)).map((r) => r.id)).toEqual([kept.id]);
+    } finally {
+      client.release();
+    }
+  });
+
+  it("round-trips SQL metacharacters, quotes and non-Latin text exactly", async () => {
+    const free = defineJob({ name: "free'text\"; DROP TABLE x;--", schema: z.object({ s: z.string() }), handler: () => {} });
+    const jobs = await h.isolated([free]);
+    const s = `'; DROP TABLE jobs_queue; -- "quoted" \\ back $1 ${"${x}"} 日本語 Ελληνικά 🚀 \u202e`;
+    const { id } = await jobs.enqueue(free.name, { s }, { idempotencyKey: "ключ'\"", correlationId: "相关'" });
+    const [row] = await h.rows(`SELECT job_name, payload, idempotency_key, correlation_id FROM ${jobs.tables.queue} WHERE id = $1`, [id]);
+    expect(row).toEqual({ job_name: free.name, payload: { s }, idempotency_key: "ключ'\"", correlation_id: "相关'" });
+  });
+});

@@ -1,0 +1,223 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { countingDb, createJobs, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("tick");
+
+// Each test has its own tables (h.isolated), so rows from other tests never interfere.
+type J = { tables: { queue: string; deadLetters: string } };
+const deadRow = async (j: J, id: string) => (await h.rows(`SELECT * FROM ${j.tables.deadLetters} WHERE id = $1`, [id]))[0];
+const queueRow = async (j: J, id: string) => (await h.rows(`SELECT * FROM ${j.tables.queue} WHERE id = $1`, [id]))[0];
+
+describe("tick", () => {
+  it("runs a due job with its typed payload and context, then deletes it", async () => {
+    const calls: unknown[] = [];
+    const greet = defineJob({
+      name: "greet",
+      schema: z.object({ name: z.string(), times: z.number().default(1) }),
+      handler: (payload, ctx) => void calls.push({ payload, jobId: ctx.jobId, attempt: ctx.attempt, correlationId: ctx.correlationId, aborted: ctx.signal.aborted }),
+    });
+    const jobs = await h.isolated([greet]);
+    const { id } = await jobs.enqueue("greet", { name: "Ada" }, { correlationId: "req-1" });
+    const report = await jobs.tick({ budgetMs: 10_000 });
+    expect(calls).toEqual([{ payload: { name: "Ada", times: 1 }, jobId: id, attempt: 1, correlationId: "req-1", aborted: false }]);
+    expect(report).toMatchObject({ claimed: 1, succeeded: 1, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0 });
+    expect(await queueRow(jobs, id)).toBeUndefined();
+    const event = jobs.logs.find((e) => e.msg === "job succeeded");
+    expect(event).toMatchObject({ jobId: id, jobName: "greet", attempt: 1, correlationId: "req-1", outcome: "succeeded" });
+    expect(typeof event!.durationMs).toBe("number");
+  });
+
+  it("retries a failed attempt with jittered exponential backoff", async () => {
+    const flaky = defineJob({ name: "flaky", schema: z.object({}), backoff: { baseMs: 20_000 }, handler: () => { throw new Error("upstream 503"); } });
+    const jobs = await h.isolated([flaky]);
+    const { id } = await jobs.enqueue("flaky", {});
+    const report = await jobs.tick({ budgetMs: 10_000 });
+    expect(report).toMatchObject({ claimed: 1, retried: 1, succeeded: 0 });
+    const row = await queueRow(jobs, id);
+    expect(row).toMatchObject({ status: "queued", attempt: 1, last_error: "upstream 503", lease_owner: null });
+    // random() is fixed at 0.5 by the harness: 20s/2 + 0.5 * 20s/2 = 15s.
+    const delay = new Date(row!.run_at as string).getTime() - Date.now();
+    expect(delay).toBeGreaterThan(12_000);
+    expect(delay).toBeLessThan(16_000);
+    expect(jobs.logs.find((e) => e.msg === "job failed, will retry")).toMatchObject({ jobId: id, outcome: "retried", retryInMs: 15_000 });
+  });
+
+  it("dead-letters after the last attempt, with the reason and error", async () => {
+    const failing = defineJob({ name: "always-fails", schema: z.object({ x: z.number() }), maxAttempts: 2, backoff: { baseMs: 0 }, handler: () => { throw new TypeError("bad"); } });
+    const jobs = await h.isolated([failing]);
+    const { id } = await jobs.enqueue("always-fails", { x: 1 });
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1 });
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1 });
+    expect(await queueRow(jobs, id)).toBeUndefined();
+    expect(await deadRow(jobs, id)).toMatchObject({ job_name: "always-fails", payload: { x: 1 }, attempts: 2, reason: "exhausted", last_error: "TypeError: bad" });
+  });
+
+  it("dead-letters a PermanentJobError at once, with no retry", async () => {
+    const permanent = defineJob({ name: "permanent", schema: z.object({}), maxAttempts: 5, handler: () => { throw new PermanentJobError("account deleted"); } });
+    const jobs = await h.isolated([permanent]);
+    const { id } = await jobs.enqueue("permanent", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1, retried: 0 });
+    expect(await deadRow(jobs, id)).toMatchObject({ attempts: 1, reason: "permanent", last_error: "PermanentJobError: account deleted" });
+  });
+
+  it("dead-letters a stored payload that no longer parses under the current schema", async () => {
+    const v1 = defineJob({ name: "evolving", schema: z.object({ email: z.string() }), handler: () => {} });
+    const v2 = defineJob({ name: "evolving", schema: z.object({ address: z.string() }), handler: () => {} });
+    const old = await h.isolated([v1]);
+    const { id } = await old.enqueue("evolving", { email: "a@b.c" });
+    const jobs = h.make([v2], { tablePrefix: old.settings.tablePrefix });
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    const dead = await deadRow(jobs, id);
+    expect(dead).toMatchObject({ reason: "invalid_payload", attempts: 1 });
+    expect(dead!.last_error).toContain("address");
+  });
+
+  it("never loses a job whose handler is missing here: retried, then dead-lettered naming the handler", async () => {
+    const orphan = defineJob({ name: "orphan", schema: z.object({}), maxAttempts: 2, handler: () => {} });
+    const jobs = await h.isolated([orphan]);
+    const { id } = await jobs.enqueue("orphan", {});
+    const other = h.make([], { tablePrefix: jobs.settings.tablePrefix });
+    const first = await other.tick({ budgetMs: 10_000 });
+    expect(first).toMatchObject({ claimed: 1, retried: 1 });
+    expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", last_error: 'no handler for job "orphan" in this deployment' });
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() WHERE id = $1`, [id]);
+    expect(await other.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    expect(await deadRow(jobs, id)).toMatchObject({ reason: "no_handler", last_error: 'no handler for job "orphan" in this deployment' });
+  });
+
+  it("aborts a run at the job's own timeout and counts it as a failed attempt", async () => {
+    let aborted: unknown;
+    const slow = defineJob({
+      name: "slow-timeout",
+      schema: z.object({}),
+      timeoutMs: 100,
+      handler: (_p, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => { aborted = ctx.signal.reason; resolve(undefined); })),
+    });
+    const jobs = await h.isolated([slow]);
+    const { id } = await jobs.enqueue("slow-timeout", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1 });
+    expect(String(aborted)).toContain("timed out after 100 ms");
+    expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", last_error: "JobTimeout: timed out after 100 ms" });
+  });
+
+  it("requeues a run that outlives the budget before returning; its late completion is fenced out", async () => {
+    let finish!: () => void;
+    const released = new Promise<void>((r) => (finish = r));
+    let signalAborted = false;
+    let completions = 0;
+    const long = defineJob({
+      name: "long-run",
+      schema: z.object({}),
+      handler: async (_p, ctx) => {
+        ctx.signal.addEventListener("abort", () => (signalAborted = true));
+        await released; // ignores the signal on purpose
+        completions++;
+      },
+    });
+    const jobs = await h.isolated([long]);
+    const { id } = await jobs.enqueue("long-run", {});
+    const report = await jobs.tick({ budgetMs: 400, claimCutoffMs: 100 });
+    expect(report).toMatchObject({ claimed: 1, requeued: 1, succeeded: 0, requeuedIds: [id] });
+    expect(signalAborted).toBe(true);
+    expect(jobs.logs.find((e) => e.msg === "tick deadline: requeueing running jobs")).toMatchObject({ level: "error", jobIds: [id] });
+    // Claimable at once by another tick, which now owns it.
+    expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", lease_owner: null, attempt: 1, last_error: expect.stringContaining("deadline") });
+    const [reclaimed] = await h.rows<{ lease_owner: string }>(
+      `UPDATE ${jobs.tables.queue} SET status = 'running', lease_owner = gen_random_uuid(), attempt = attempt + 1 WHERE id = $1 RETURNING lease_owner`, [id]);
+    // The first run finishes late: its write is refused by the fence.
+    finish();
+    await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === id && e.late === true)).toBe(true);
+    expect(completions).toBe(1);
+    expect(await queueRow(jobs, id)).toMatchObject({ status: "running", lease_owner: reclaimed!.lease_owner, attempt: 2 });
+  });
+
+  it("dead-letters a job that never fits in a budget once its attempts are spent", async () => {
+    const never = defineJob({ name: "never-fits", schema: z.object({}), maxAttempts: 2, handler: () => sleep(2_000) });
+    const jobs = await h.isolated([never]);
+    const { id } = await jobs.enqueue("never-fits", {});
+    expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 1 });
+    expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 0, deadLettered: 1 });
+    expect(await deadRow(jobs, id)).toMatchObject({ reason: "deadline", attempts: 2 });
+  });
+
+  it("runs at most `concurrency` handlers at once and claims no more than its free slots", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const busy = defineJob({
+      name: "busy",
+      schema: z.object({ i: z.number() }),
+      handler: async () => {
+        peak = Math.max(peak, ++inFlight);
+        await sleep(5);
+        inFlight--;
+      },
+    });
+    const jobs = await h.isolated([busy]);
+    await jobs.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ job: "busy" as const, payload: { i } })));
+    const report = await jobs.tick({ budgetMs: 20_000, concurrency: 4 });
+    expect(report.succeeded).toBe(60);
+    expect(peak).toBe(4);
+  });
+
+  it("settles in batches: far fewer statements than jobs", async () => {
+    const noop = defineJob({ name: "noop-batch", schema: z.object({ i: z.number() }), handler: () => {} });
+    const db = countingDb(h.db);
+    const jobs = await h.isolated([noop], {}, db);
+    await jobs.enqueueMany(Array.from({ length: 400 }, (_, i) => ({ job: "noop-batch" as const, payload: { i } })));
+    db.statements = 0;
+    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 40 });
+    expect(report.succeeded).toBe(400);
+    expect(report.statements).toBe(db.statements);
+    expect(report.statements / 400).toBeLessThan(0.05);
+  });
+
+  it("an idle tick is one statement, returns early, and records that it ran", async () => {
+    const db = countingDb(h.db);
+    const jobs = await h.isolated([], {}, db);
+    db.statements = 0;
+    const [before] = await h.rows(`SELECT last_tick_at FROM ${jobs.tables.state}`);
+    expect(before).toEqual({ last_tick_at: null });
+    const report = await jobs.tick({ budgetMs: 60_000 });
+    expect(db.statements).toBe(1);
+    expect(report.statements).toBe(1);
+    expect(report.durationMs).toBeLessThan(60_000);
+    const [state] = await h.rows<{ last_tick_at: Date | null }>(`SELECT last_tick_at FROM ${jobs.tables.state}`);
+    expect(state!.last_tick_at).not.toBeNull();
+  });
+
+  it("records per-job metrics per minute and the last busy tick's report", async () => {
+    let n = 0;
+    const mixed = defineJob({ name: "mixed", schema: z.object({}), maxAttempts: 1, handler: () => { if (n++ % 2) throw new Error("odd"); } });
+    const jobs = await h.isolated([mixed]);
+    await jobs.enqueueMany(Array.from({ length: 6 }, () => ({ job: "mixed" as const, payload: {} })));
+    const report = await jobs.tick({ budgetMs: 10_000, concurrency: 1 });
+    expect(report).toMatchObject({ succeeded: 3, deadLettered: 3 });
+    const [m] = await h.rows(`SELECT sum(succeeded)::int AS s, sum(failed)::int AS f, sum(dead_lettered)::int AS d FROM ${jobs.tables.metrics} WHERE job_name = 'mixed'`);
+    expect(m).toEqual({ s: 3, f: 3, d: 3 });
+    const [state] = await h.rows<{ last_report: Record<string, unknown> }>(`SELECT last_report FROM ${jobs.tables.state}`);
+    expect(state!.last_report).toMatchObject({ claimed: 6, succeeded: 3, deadLettered: 3, startedAt: report.startedAt });
+  });
+
+  it("stops claiming when the caller's signal aborts, requeueing what runs", async () => {
+    const wait = defineJob({ name: "wait-signal", schema: z.object({}), handler: () => sleep(1_000) });
+    const jobs = await h.isolated([wait]);
+    const { id } = await jobs.enqueue("wait-signal", {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const report = await jobs.tick({ budgetMs: 30_000, signal: controller.signal });
+    expect(report).toMatchObject({ claimed: 1, requeued: 1, requeuedIds: [id] });
+  });
+
+  it("writes structured JSON log lines", async () => {
+    const lines: string[] = [];
+    const logged = defineJob({ name: "logged", schema: z.object({}), handler: (_p, ctx) => ctx.log("info", "hello from the handler", { step: 1 }) });
+    const jobs = createJobs({ db: h.main, jobs: [logged], logger: jsonLogger("info", (l) => lines.push(l)) });
+    const { id } = await jobs.enqueue("logged", {}, { correlationId: "c-9" });
+    await jobs.tick({ budgetMs: 10_000 });
+    const events = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.find((e) => e.msg === "hello from the handler")).toMatchObject({ level: "info", jobId: id, jobName: "logged", attempt: 1, correlationId: "c-9", step: 1 });
+    expect(events.find((e) => e.msg === "job succeeded")).toMatchObject({ jobId: id, jobName: "logged", attempt: 1, correlationId: "c-9", outcome: "succeeded", durationMs: expect.any(Number) });
+  });
+});

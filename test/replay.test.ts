@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
+import { bulkReplay } from "../src/store/replay-bulk.js";
+import { replayDeadLetter } from "../src/store/replay.js";
+import { discardDeadLetter } from "../src/store/dead-letter-discard.js";
+import { getDeadLetter } from "../src/store/dead-letter-get.js";
+import { listDeadLetters } from "../src/store/dead-letters-list.js";
+import { getJob } from "../src/store/job-get.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("replay");
+
+const failing = defineJob({
+  name: "fails",
+  schema: z.object({ n: z.number().int() }),
+  handler: () => {
+    throw new PermanentJobError("no");
+  },
+});
+const other = defineJob({ name: "other-fails", schema: z.object({}), handler: () => { throw new PermanentJobError("no"); } });
+const jobs = h.make([failing, other], { concurrency: 50, batchSize: 50 });
+
+/** Enqueues and ticks until these jobs are dead letters; returns their ids. */
+const deadLetters = async (items: Array<{ n: number; key?: string }>, job: "fails" = "fails") => {
+  const results = await jobs.enqueueMany(items.map((i) => ({ job, payload: { n: i.n }, idempotencyKey: i.key })));
+  await jobs.tick({ budgetMs: 5_000 });
+  return results.map((r) => r.id);
+};
+
+const queueCount = async (id: string) => Number((await h.rows<{ n: string }>(`SELECT count(*) AS n FROM jobs_queue WHERE id = $1`, [id]))[0]!.n);
+
+describe("replayDeadLetter", () => {
+  it("moves the dead letter back to the queue with its id, due now, attempt 0", async () => {
+    const [id] = await deadLetters([{ n: 1 }]);
+    expect((await getDeadLetter(h.db, jobs.tables, id!))?.reason).toBe("permanent");
+    expect(await replayDeadLetter(h.db, jobs.tables, id!)).toEqual({ id });
+    expect(await getDeadLetter(h.db, jobs.tables, id!)).toBeNull();
+    const job = await getJob(h.db, jobs.tables, id!);
+    expect(job).toMatchObject({ id, job: "fails", status: "queued", attempt: 0, payload: { n: 1 } });
+    // Replaying again finds nothing.
+    expect(await replayDeadLetter(h.db, jobs.tables, id!)).toBeNull();
+  });
+
+  it("queues a dead letter once when 20 replays run at once on separate connections", async () => {
+    const [id] = await deadLetters([{ n: 2 }]);
+    const pool = h.pool(20);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => replayDeadLetter({ query: (t, p) => pool.query(t, p as unknown[]).then((r) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 })) }, jobs.tables, id!)),
+    );
+    expect(results.filter((r) => r !== null)).toEqual([{ id }]);
+    expect(await queueCount(id!)).toBe(1);
+    expect(await getDeadLetter(h.db, jobs.tables, id!)).toBeNull();
+  });
+
+  it("validates an edited payload against the job's schema and changes nothing when it is bad", async () => {
+    const [id] = await deadLetters([{ n: 3 }]);
+    const opts = { registry: jobs.registry, maxPayloadBytes: 100 };
+    const bad = await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: "x" } }).catch((e: unknown) => e);
+    expect(isJobsError(bad) && bad.code).toBe("invalid_payload");
+    const big = await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: 1, pad: "x".repeat(200) } }).catch((e: unknown) => e);
+    expect(isJobsError(big) && big.code).toBe("payload_too_large");
+    expect((await getDeadLetter(h.db, jobs.tables, id!))?.payload).toEqual({ n: 3 });
+    expect(await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: 30 } })).toEqual({ id });
+    expect((await getJob(h.db, jobs.tables, id!))?.payload).toEqual({ n: 30 });
+  });
+
+  it("refuses with conflict, and keeps the dead letter, when a live job holds its idempotency key", async () => {
+    const [id] = await deadLetters([{ n: 4, key: "k-4" }]);
+    const live = await jobs.enqueue("fails", { n: 40 }, { idempotencyKey: "k-4", delayMs: 60_000 });
+    const e = await replayDeadLetter(h.db, jobs.tables, id!).catch((x: unknown) => x);
+    expect(isJobsError(e) && e.code).toBe("conflict");
+    expect(await getDeadLetter(h.db, jobs.tables, id!)).not.toBeNull();
+    expect(await queueCount(live.id)).toBe(1);
+  });
+
+  it("discards a dead letter for good", async () => {
+    const [id] = await deadLetters([{ n: 5 }]);
+    expect(await discardDeadLetter(h.db, jobs.tables, id!)).toBe(true);
+    expect(await discardDeadLetter(h.db, jobs.tables, id!)).toBe(false);
+    expect(await getJob(h.db, jobs.tables, id!)).toBeNull();
+    expect(await discardDeadLetter(h.db, jobs.tables, "not-a-uuid")).toBe(false);
+  });
+});
+
+describe("bulkReplay", () => {
+  it("replays by ids and reports unknown ids as not_found", async () => {
+    const ids = await deadLetters([{ n: 10 }, { n: 11 }]);
+    const missing = crypto.randomUUID();
+    const r = await bulkReplay(h.db, jobs.tables, { ids: [...ids, missing, "garbage"] });
+    expect(new Set(r.replayed)).toEqual(new Set(ids));
+    expect(r.skipped).toEqual([{ id: missing, reason: "not_found" }, { id: "garbage", reason: "not_found" }]);
+    for (const id of ids) expect(await queueCount(id)).toBe(1);
+  });
+
+  it("replays all of one job, oldest first, in pages, leaving other jobs' dead letters", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    await h.rows(`DELETE FROM jobs_dead_letters`);
+    const ids = await deadLetters([{ n: 20 }, { n: 21 }, { n: 22 }]);
+    const [otherId] = (await jobs.enqueueMany([{ job: "other-fails", payload: {} }])).map((r) => r.id);
+    await jobs.tick({ budgetMs: 5_000 });
+    const first = await bulkReplay(h.db, jobs.tables, { job: "fails", limit: 2 });
+    expect(first.replayed).toHaveLength(2);
+    expect(first.remaining).toBe(1);
+    const second = await bulkReplay(h.db, jobs.tables, { job: "fails" });
+    expect(second.remaining).toBe(0);
+    expect(new Set([...first.replayed, ...second.replayed])).toEqual(new Set(ids));
+    const page = await listDeadLetters(h.db, jobs.tables, {});
+    expect(page.items.map((d) => d.id)).toEqual([otherId]);
+  });
+
+  it("replays only the newest of dead letters sharing a key, and none whose key a live job holds", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    await h.rows(`DELETE FROM jobs_dead_letters`);
+    const [a] = await deadLetters([{ n: 30, key: "same" }]);
+    const [b] = await deadLetters([{ n: 31, key: "same" }]);
+    const [c] = await deadLetters([{ n: 32, key: "held" }]);
+    await jobs.enqueue("fails", { n: 33 }, { idempotencyKey: "held", delayMs: 60_000 });
+    const r = await bulkReplay(h.db, jobs.tables, { ids: [a!, b!, c!] });
+    expect(r.replayed).toEqual([b]);
+    expect(new Set(r.skipped.map((s) => `${s.id}:${s.reason}`))).toEqual(new Set([`${a}:conflict`, `${c}:conflict`]));
+  });
+
+  it("rejects an empty selector", async () => {
+    const e = await bulkReplay(h.db, jobs.tables, { ids: [] }).catch((x: unknown) => x);
+    expect(isJobsError(e) && e.code).toBe("invalid_options");
+  });
+});

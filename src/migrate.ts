@@ -19,7 +19,8 @@ const TAG = "$jobs_migration$";
  * not yet recorded. One statement is atomic and needs no session, so it runs
  * the same over pg, Neon's Pool and Neon's HTTP driver.
  */
-export const migrationStatement = (prefix: string, list: readonly Migration[] = bundled): string => {
+export const migrationStatement = (prefix: string, list: readonly Migration[] = bundled, runId = "00000000-0000-0000-0000-000000000000"): string => {
+  if (!/^[0-9a-f-]{36}$/.test(runId)) throw new Error("runId must be a uuid");
   const t = tablesFor(prefix);
   const lockKey = `hashtext('${prefix}migrate')`;
   const steps = list.map((m) => {
@@ -28,7 +29,7 @@ export const migrationStatement = (prefix: string, list: readonly Migration[] = 
     return `
   IF NOT EXISTS (SELECT 1 FROM ${t.migrations} WHERE version = ${m.version}) THEN
 ${body}
-    INSERT INTO ${t.migrations} (version, name) VALUES (${m.version}, '${m.name.replaceAll("'", "''")}');
+    INSERT INTO ${t.migrations} (version, name, run_id) VALUES (${m.version}, '${m.name.replaceAll("'", "''")}', '${runId}');
     applied := applied + 1;
   END IF;`;
   });
@@ -39,7 +40,9 @@ BEGIN
   CREATE TABLE IF NOT EXISTS ${t.migrations} (
     version integer PRIMARY KEY,
     name text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now()
+    applied_at timestamptz NOT NULL DEFAULT now(),
+    -- Which migrate() call applied it, so each caller can tell what it did.
+    run_id uuid
   );
 ${steps.join("\n")}
 END
@@ -49,10 +52,10 @@ ${TAG}`;
 /** Applies every pending migration under `prefix`; returns the versions applied by this call. */
 export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled): Promise<number[]> => {
   const t = tablesFor(prefix);
-  const before = await appliedVersions(db, prefix);
-  await db.query(migrationStatement(prefix, list));
-  const after = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} ORDER BY version`);
-  return after.rows.map((r) => r.version).filter((v) => !before.includes(v));
+  const runId = crypto.randomUUID();
+  await db.query(migrationStatement(prefix, list, runId));
+  const mine = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} WHERE run_id = $1 ORDER BY version`, [runId]);
+  return mine.rows.map((r) => r.version);
 };
 
 export const appliedVersions = async (db: Db, prefix: string): Promise<number[]> => {

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
+
+describe("settings", () => {
+  it("parses durations as 30s, 2m, 1h, 250ms or plain milliseconds", () => {
+    expect(parseDuration("30s")).toBe(30_000);
+    expect(parseDuration("2m")).toBe(120_000);
+    expect(parseDuration("1h")).toBe(3_600_000);
+    expect(parseDuration("250ms")).toBe(250);
+    expect(parseDuration("1500")).toBe(1_500);
+    expect(parseDuration("1.5s")).toBe(1_500);
+    expect(parseDuration("soon")).toBeUndefined();
+    expect(parseDuration("-1s")).toBeUndefined();
+  });
+
+  it("reads the environment, with code overrides winning", () => {
+    const s = settingsFromEnv(
+      { JOBS_CONCURRENCY: "32", JOBS_BATCH_SIZE: "8", JOBS_LEASE: "2m", JOBS_TICK_BUDGET: "45s", JOBS_TABLE_PREFIX: "q_", JOBS_CLAIM_CUTOFF: "3s" },
+      { tickBudgetMs: 20_000 },
+    );
+    expect(s).toMatchObject({ concurrency: 32, batchSize: 8, leaseMs: 120_000, tickBudgetMs: 20_000, tablePrefix: "q_", claimCutoffMs: 3_000 });
+  });
+
+  it("defaults the claim batch to the concurrency", () => {
+    expect(settingsFromEnv({}).batchSize).toBeUndefined();
+    expect(resolveSettings({}).concurrency).toBe(10);
+  });
+
+  it.each([
+    [{ JOBS_CONCURRENCY: "zero" }, "JOBS_CONCURRENCY"],
+    [{ JOBS_CONCURRENCY: "0" }, "JOBS_CONCURRENCY"],
+    [{ JOBS_LEASE: "forever" }, "JOBS_LEASE"],
+    [{ JOBS_TICK_BUDGET: "10 minutes" }, "JOBS_TICK_BUDGET"],
+    [{ JOBS_TABLE_PREFIX: "drop table;" }, "JOBS_TABLE_PREFIX"],
+    [{ JOBS_BATCH_SIZE: "1.5" }, "JOBS_BATCH_SIZE"],
+  ])("rejects %o with an error naming %s", (env, name) => {
+    try {
+      settingsFromEnv(env);
+      expect.unreachable();
+    } catch (e) {
+      expect(isJobsError(e) && e.code).toBe("invalid_config");
+      expect((e as Error).message).toContain(name);
+    }
+  });
+});

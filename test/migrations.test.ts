@@ -1,0 +1,74 @@
+import { readFileSync } from "node:fs";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { fromPg, migrate, migrationStatement } from "../src/index.js";
+import { appliedVersions } from "../src/migrate.js";
+import { migrations } from "../src/migrations.generated.js";
+import { renderMigrationsModule } from "../scripts/gen-migrations.js";
+import { freshDatabase } from "./support/db.js";
+
+const database = await freshDatabase("migrations");
+const pools: pg.Pool[] = [];
+const connect = () => {
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  pool.on("error", () => {});
+  pools.push(pool);
+  return fromPg(pool);
+};
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.end()));
+  await database.drop();
+});
+
+describe("migrations", () => {
+  it("the bundled module (for runtimes with no file system) matches migrations/*.sql", () => {
+    const generated = readFileSync(new URL("../src/migrations.generated.ts", import.meta.url), "utf8");
+    expect(generated).toBe(renderMigrationsModule());
+    expect(migrations.map((m) => m.version)).toEqual([...migrations.map((m) => m.version)].sort((a, b) => a - b));
+    expect(migrations[0]!.version).toBe(1);
+  });
+
+  it("five processes migrating at once apply each migration exactly once", async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => migrate(connect(), "race_")));
+    const applied = results.flat().sort();
+    expect(applied).toEqual(migrations.map((m) => m.version));
+    expect(await appliedVersions(connect(), "race_")).toEqual(migrations.map((m) => m.version));
+  });
+
+  it("is idempotent and records what it applied", async () => {
+    const db = connect();
+    await migrate(db, "again_");
+    expect(await migrate(db, "again_")).toEqual([]);
+    const { rows } = await db.query<{ version: number; name: string }>(`SELECT version, name FROM again_migrations ORDER BY version`);
+    expect(rows).toEqual(migrations.map((m) => ({ version: m.version, name: m.name })));
+  });
+
+  it("keeps queues under different prefixes apart", async () => {
+    const db = connect();
+    await migrate(db, "one_");
+    await migrate(db, "two_");
+    const { rows } = await db.query<{ name: string }>(
+      `SELECT tablename AS name FROM pg_tables WHERE tablename LIKE 'one\\_%' OR tablename LIKE 'two\\_%' ORDER BY 1`,
+    );
+    const names = rows.map((r) => r.name);
+    expect(names).toContain("one_queue");
+    expect(names).toContain("two_queue");
+    expect(names.filter((n) => n.startsWith("one_")).length).toBe(names.filter((n) => n.startsWith("two_")).length);
+  });
+
+  it("is a single statement, so it runs over drivers without sessions or transactions", () => {
+    const text = migrationStatement("x_");
+    expect(text.startsWith("DO $jobs_migration$")).toBe(true);
+    expect(text).toContain("pg_advisory_xact_lock");
+    expect(text).not.toContain("{{prefix}}");
+  });
+
+  it("rolls back a failing migration whole and leaves nothing half-applied", async () => {
+    const db = connect();
+    const bad = [...migrations, { version: 999, name: "broken", sql: "CREATE TABLE {{prefix}}half (id int);\nSELECT * FROM no_such_table;" }];
+    await expect(migrate(db, "broken_", bad)).rejects.toThrow(/no_such_table/);
+    expect(await appliedVersions(db, "broken_")).toEqual([]);
+    const { rows } = await db.query(`SELECT to_regclass('broken_half') AS t, to_regclass('broken_queue') AS q`);
+    expect(rows[0]).toEqual({ t: null, q: null });
+  });
+});

@@ -1,0 +1,116 @@
+// Ticks racing on one queue over separate connections, and a stale tick that
+// lost its lease: the lease token, not luck, decides who may write.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob, PermanentJobError } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("race");
+
+describe("racing ticks", () => {
+  it.each([2, 5])("%i ticks on separate connections: no job runs twice at once, each runs exactly once", async (ticks) => {
+    const running = new Set<number>();
+    let overlaps = 0;
+    const effect = defineJob({
+      name: "effect",
+      schema: z.object({ n: z.number() }),
+      handler: async ({ n }, ctx) => {
+        if (running.has(n)) overlaps++;
+        running.add(n);
+        await sleep(n % 3);
+        // The side effect, counted in the database.
+        await h.db.query(`INSERT INTO race_effects_${ticks} (n, job_id) VALUES ($1, $2)`, [n, ctx.jobId]);
+        running.delete(n);
+      },
+    });
+    await h.db.query(`CREATE TABLE race_effects_${ticks} (n int NOT NULL, job_id uuid NOT NULL)`);
+    const jobs = await h.isolated([effect]);
+    const total = 300;
+    await jobs.enqueueMany(Array.from({ length: total }, (_, n) => ({ job: "effect" as const, payload: { n } })));
+    const tickers = Array.from({ length: ticks }, () => h.make([effect], { tablePrefix: jobs.settings.tablePrefix }, h.pool(3)));
+    const reports = await Promise.all(tickers.map((t) => t.tick({ budgetMs: 30_000, concurrency: 8 })));
+    const [effects] = await h.rows<{ n: number; distinct_n: number; distinct_jobs: number }>(
+      `SELECT count(*)::int AS n, count(DISTINCT n)::int AS distinct_n, count(DISTINCT job_id)::int AS distinct_jobs FROM race_effects_${ticks}`,
+    );
+    expect(effects).toEqual({ n: total, distinct_n: total, distinct_jobs: total });
+    expect(overlaps).toBe(0);
+    expect(reports.reduce((s, r) => s + r.succeeded, 0)).toBe(total);
+    expect(reports.reduce((s, r) => s + r.leaseLost, 0)).toBe(0);
+    // The claims really were shared out, not serialized behind one tick.
+    expect(reports.filter((r) => r.claimed > 0).length).toBeGreaterThan(1);
+    const [left] = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`);
+    expect(left!.n).toBe(0);
+  });
+});
+
+describe("a stale tick whose lease another tick reclaimed", () => {
+  const outcomes = [
+    ["complete", () => undefined, "complete"],
+    ["retry", () => { throw new Error("transient"); }, "retry"],
+    ["dead-letter", () => { throw new PermanentJobError("permanent"); }, "dead-letter"],
+  ] as const;
+
+  it.each(outcomes)("cannot %s the job: zero rows change, `lease lost` is logged, the other run is unaffected", async (_label, finishStale, operation) => {
+    const gates: Array<() => void> = [];
+    const attempts: number[] = [];
+    const gated = defineJob({
+      name: "gated",
+      schema: z.object({}),
+      handler: async (_p, ctx) => {
+        attempts.push(ctx.attempt);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        if (ctx.attempt === 1) finishStale();
+      },
+    });
+    const stale = await h.isolated([gated]);
+    const other = h.make([gated], { tablePrefix: stale.settings.tablePrefix }, h.pool(2));
+    const { id } = await stale.enqueue("gated", {});
+    const staleTick = stale.tick({ budgetMs: 20_000 });
+    await expect.poll(() => attempts.length).toBe(1);
+    // The stale tick stalls past its lease (a frozen function, a GC pause): the lease expires.
+    await h.db.query(`UPDATE ${stale.tables.queue} SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const otherTick = other.tick({ budgetMs: 20_000 });
+    await expect.poll(() => attempts.length).toBe(2);
+    const [owned] = await h.rows(`SELECT status, lease_owner, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]);
+    expect(owned).toMatchObject({ status: "running", attempt: 2 });
+
+    gates[0]!(); // the stale run finishes now
+    const staleReport = await staleTick;
+    expect(staleReport.leaseLost).toBe(1);
+    expect(stale.logs.find((e) => e.msg === "lease lost")).toMatchObject({ jobId: id, operation: operation === "dead-letter" ? "dead-letter" : operation });
+    expect((await h.rows(`SELECT status, lease_owner, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]))[0]).toEqual(owned);
+    expect(await h.rows(`SELECT id FROM ${stale.tables.deadLetters}`)).toEqual([]);
+
+    gates[1]!(); // the owner's run completes as usual
+    expect(await otherTick).toMatchObject({ succeeded: 1, leaseLost: 0, reclaimed: 1 });
+    expect(await h.rows(`SELECT id FROM ${stale.tables.queue}`)).toEqual([]);
+  });
+
+  it("cannot requeue the job at its deadline either", async () => {
+    const gates: Array<() => void> = [];
+    const attempts: number[] = [];
+    const gated = defineJob({
+      name: "gated",
+      schema: z.object({}),
+      handler: async (_p, ctx) => {
+        attempts.push(ctx.attempt);
+        await new Promise<void>((resolve) => gates.push(resolve));
+      },
+    });
+    const stale = await h.isolated([gated]);
+    const other = h.make([gated], { tablePrefix: stale.settings.tablePrefix }, h.pool(2));
+    const { id } = await stale.enqueue("gated", {});
+    const staleTick = stale.tick({ budgetMs: 1_500, claimCutoffMs: 200 });
+    await expect.poll(() => attempts.length).toBe(1);
+    await h.db.query(`UPDATE ${stale.tables.queue} SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+    const otherTick = other.tick({ budgetMs: 20_000 });
+    await expect.poll(() => attempts.length).toBe(2);
+    const staleReport = await staleTick; // its deadline passes while the other tick owns the job
+    expect(staleReport).toMatchObject({ requeued: 0, leaseLost: 1 });
+    expect(stale.logs.find((e) => e.msg === "lease lost")).toMatchObject({ jobId: id, operation: "requeue" });
+    expect((await h.rows(`SELECT status, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]))[0]).toEqual({ status: "running", attempt: 2 });
+    gates[1]!();
+    expect(await otherTick).toMatchObject({ succeeded: 1 });
+    gates[0]!();
+  });
+});

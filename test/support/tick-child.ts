@@ -1,0 +1,23 @@
+// A tick in its own process, for the kill test: its handlers announce themselves
+// on stdout and then hang until the parent kills the process with SIGKILL.
+import pg from "pg";
+import { z } from "zod";
+import { createJobs, defineJob, silentLogger } from "../../src/index.js";
+
+const [url, prefix] = process.argv.slice(2) as [string, string];
+const hang = defineJob({
+  name: "hang",
+  schema: z.object({ label: z.string() }),
+  handler: (payload, ctx) => {
+    process.stdout.write(`started ${payload.label} ${ctx.jobId}\n`);
+    return new Promise(() => {});
+  },
+});
+const pool = new pg.Pool({ connectionString: url, max: 2 });
+const jobs = createJobs({
+  db: pool,
+  jobs: [hang],
+  logger: silentLogger,
+  settings: { tablePrefix: prefix, leaseMs: 500, leaseMarginMs: 500 },
+});
+await jobs.tick({ budgetMs: 2_000, claimCutoffMs: 100 });

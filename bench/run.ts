@@ -1,0 +1,99 @@
+// npm run bench [-- --quick]: drains, statements, idle tick, enqueue and
+// latency for pgtick, side by side with pg-boss, graphile-worker and a
+// bare-SQL baseline, all in one process on one PostgreSQL server.
+import { writeFileSync } from "node:fs";
+import { installDriverCounter } from "./counting.js";
+import { machine } from "./machine.js";
+import { measureDrains } from "./measure/drain.js";
+import { measureIdleTick } from "./measure/idle.js";
+import { parseOptions, type SystemKey } from "./options.js";
+import { bulkRates, drainRows, goals, ratios, render, type Results } from "./report.js";
+import { startServer } from "./server.js";
+import { bareSql } from "./systems/bare-sql.js";
+import { graphileWorker } from "./systems/graphile-worker.js";
+import { ours } from "./systems/ours.js";
+import { pgBoss } from "./systems/pg-boss.js";
+import type { DrainSystem } from "./systems/system.js";
+
+const FACTORIES: Record<SystemKey, (url: string, database: string) => Promise<DrainSystem>> = {
+  ours,
+  "bare-sql": bareSql,
+  "pg-boss": pgBoss,
+  "graphile-worker": (url, database) => graphileWorker(url, database, "recommended"),
+  "graphile-worker-500": (url, database) => graphileWorker(url, database, "prefetch-500"),
+};
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+export const runBench = async (argv: readonly string[]): Promise<Results> => {
+  const options = parseOptions(argv);
+  installDriverCounter();
+  const server = await startServer();
+  const systems: DrainSystem[] = [];
+  const notes: string[] = [];
+  try {
+    log(`PostgreSQL ${server.version} (${server.embedded ? "embedded" : "DATABASE_URL"}), pg_stat_statements: ${server.statStatements ? "on" : "off"}`);
+    if (!server.statStatements) notes.push("pg_stat_statements is not loaded on this server: statement counts are from the driver only.");
+    for (const name of options.systems) {
+      const database = `bench_${name.replace(/-/g, "_")}`;
+      systems.push(await FACTORIES[name](await server.createDatabase(database), database));
+    }
+    const samples = await measureDrains(server, systems, options, log);
+    const drain = drainRows(samples, options.n);
+
+    const idleTick = await measureIdleTick(await server.createDatabase("bench_idle"), options.quick ? 50 : 200);
+    log(`idle tick: ${idleTick.statements} statement(s), ${idleTick.ms.toFixed(2)} ms median`);
+
+    const bulk = bulkRates(samples, options.n);
+    const enqueue = {
+      httpReqPerSec: null,
+      httpP50Ms: null,
+      httpP99Ms: null,
+      batchJobsPerSec: bulk.find((b) => b.system === "ours")?.jobsPerSec ?? 0,
+      bulk,
+      note: "HTTP enqueue not measured: src/http/app.ts is not in this tree yet.",
+    };
+    const latency = { kickOn: null, kickOff: null, note: "enqueue → start latency not measured: src/platform (the kick) is not in this tree yet." };
+
+    notes.push(
+      "Peers' clocks stop when their last handler returns; writing their last completion is not timed (ours is: the tick returns after its final settle).",
+      "graphile-worker: concurrentJobs = concurrency, completeJobBatchDelay = failJobBatchDelay = 0, pool max(10, concurrency + 2); localQueue.size = concurrency + 1 (its docs' recommended starting point, the peer the goals use) and, as a second row, 500 (its performance page), which locks up to 500 jobs ahead of the workers.",
+      "pg-boss: one worker, batchSize = concurrency, burstWhenBatchFull, maintenance/cron/instance registry off.",
+      "Statements per job include each peer's worker start-up and shutdown statements; bulk enqueue is timed while filling the queue for each drain.",
+    );
+    const partial = {
+      date: new Date().toISOString(),
+      machine: machine(server),
+      quick: options.quick,
+      runs: options.runs,
+      n: options.n,
+      chunk: options.chunk,
+      drain,
+      ratios: ratios(drain),
+      idleTick,
+      enqueue,
+      latency,
+      notes,
+    };
+    const results: Results = { ...partial, goals: goals(partial) };
+    writeFileSync(options.out, `${JSON.stringify(results, null, 2)}\n`);
+    return results;
+  } finally {
+    for (const system of systems) await system.close().catch((e) => log(`closing ${system.name}: ${String(e)}`));
+    await server.stop();
+  }
+};
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const started = Date.now();
+  runBench(process.argv.slice(2))
+    .then((results) => {
+      console.log(render(results));
+      log(`\nwrote results in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      process.exit(0);
+    })
+    .catch((error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,49 @@
+// The jobs this deployment runs. Replace these examples with your own: every
+// entrypoint (the Vercel functions and the Cloudflare worker) builds its jobs here.
+import * as z from "zod";
+import { createJobs, type Db, defineJob, type JobsSettings, jsonLogger } from "../src/index.js";
+
+/** The examples' own table (run by `npm run migrate:deploy` after the library's migrations). */
+export const EXAMPLE_SETUP_SQL = `CREATE TABLE IF NOT EXISTS example_events (
+  job_id uuid NOT NULL,
+  note text NOT NULL,
+  attempt integer NOT NULL,
+  at timestamptz NOT NULL DEFAULT clock_timestamp()
+)`;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+  });
+
+export const exampleJobs = (db: Db) =>
+  [
+    /** Writes a row: the visible side effect a deployment check looks for. */
+    defineJob({
+      name: "example.record",
+      schema: z.object({ note: z.string().min(1).max(200) }),
+      handler: async (payload, ctx) => {
+        await db.query("INSERT INTO example_events (job_id, note, attempt) VALUES ($1, $2, $3)", [ctx.jobId, payload.note, ctx.attempt]);
+      },
+    }),
+    /** Always fails: retried once, then dead-lettered. */
+    defineJob({
+      name: "example.fail",
+      schema: z.object({ reason: z.string().max(200).default("example failure") }),
+      maxAttempts: 2,
+      backoff: { baseMs: 10, maxMs: 10 },
+      handler: (payload) => {
+        throw new Error(payload.reason);
+      },
+    }),
+    /** Waits `ms`, giving up when the tick's deadline aborts it: a job longer than the budget is requeued. */
+    defineJob({
+      name: "example.sleep",
+      schema: z.object({ ms: z.number().int().min(0).max(3_600_000) }),
+      handler: (payload, ctx) => sleep(payload.ms, ctx.signal),
+    }),
+  ] as const;
+
+/** The deployment's jobs on one invocation's connection. */
+export const deploymentJobs = (db: Db, settings: JobsSettings) => createJobs({ db, jobs: exampleJobs(db), settings, logger: jsonLogger() });

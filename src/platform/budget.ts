@@ -1,0 +1,90 @@
+import { type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../config.js";
+import { parseDuration } from "../duration.js";
+import { JobsError } from "../errors.js";
+
+/**
+ * What one platform invocation may last, and how much of it a tick keeps in
+ * reserve for the final requeue statement, closing the pool and the response.
+ */
+export interface PlatformLimit {
+  /** Wall-clock limit of one invocation. */
+  readonly limitMs: number;
+  /** Kept back from the limit: the tick's budget is `limitMs - marginMs`. */
+  readonly marginMs: number;
+}
+
+/** `maxDuration` of the tick function in vercel.json, in seconds (a test checks the two agree). */
+export const VERCEL_TICK_MAX_DURATION_S = 60;
+
+export const VERCEL_TICK: PlatformLimit = { limitMs: VERCEL_TICK_MAX_DURATION_S * 1_000, marginMs: 10_000 };
+
+/**
+ * A Cron Trigger that fires every minute: Cloudflare allows 30 s of CPU by
+ * default and the next trigger comes 60 s later, so 30 s of wall time is the
+ * safe assumption for an I/O-bound tick (raise it with JOBS_PLATFORM_LIMIT).
+ */
+export const WORKERS_SCHEDULED: PlatformLimit = { limitMs: 30_000, marginMs: 5_000 };
+
+/** A tick started by an enqueue (the kick): short, so it never holds the request's isolate for long. */
+export const KICK_BUDGET_MS = 10_000;
+
+/** Environment variables read here, next to those of `ENV_NAMES`. */
+export const PLATFORM_ENV = {
+  limit: "JOBS_PLATFORM_LIMIT",
+  margin: "JOBS_SAFETY_MARGIN",
+  kick: "JOBS_KICK",
+  kickBudget: "JOBS_KICK_BUDGET",
+} as const;
+
+const MIN_BUDGET_MS = 1_000;
+
+const durationFromEnv = (env: Env, name: string, fallback: number): number => {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const ms = parseDuration(raw);
+  if (ms === undefined) {
+    throw new JobsError("invalid_config", `${name} must be a duration such as 30s, 2m or 1500 (milliseconds), got ${JSON.stringify(raw)}`, {
+      setting: name,
+    });
+  }
+  return ms;
+};
+
+/** The platform limit as configured: the defaults of `platform`, overridden by JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN. */
+export const limitFromEnv = (env: Env, platform: PlatformLimit): PlatformLimit => ({
+  limitMs: durationFromEnv(env, PLATFORM_ENV.limit, platform.limitMs),
+  marginMs: durationFromEnv(env, PLATFORM_ENV.margin, platform.marginMs),
+});
+
+/** The tick's budget: the limit minus the margin. Throws `invalid_config` when nothing useful is left. */
+export const budgetFromLimit = ({ limitMs, marginMs }: PlatformLimit): number => {
+  const budget = limitMs - marginMs;
+  if (budget < MIN_BUDGET_MS) {
+    throw new JobsError(
+      "invalid_config",
+      `the platform limit (${limitMs} ms) minus the safety margin (${marginMs} ms) leaves ${budget} ms; a tick needs at least ${MIN_BUDGET_MS} ms`,
+      { setting: PLATFORM_ENV.margin, limitMs, marginMs },
+    );
+  }
+  return budget;
+};
+
+/**
+ * Settings for a tick on a platform: everything from the environment, with the
+ * tick budget derived from the platform limit. JOBS_TICK_BUDGET may lower the
+ * budget but never raise it past the limit minus the margin, since a tick the
+ * platform kills leaves its jobs leased until the lease expires.
+ */
+export const platformSettings = (env: Env, platform: PlatformLimit, overrides: JobsSettingsInput = {}): JobsSettings => {
+  const ceiling = budgetFromLimit(limitFromEnv(env, platform));
+  const settings = settingsFromEnv(env, overrides);
+  const explicit = overrides.tickBudgetMs !== undefined || (env.JOBS_TICK_BUDGET ?? "") !== "";
+  const tickBudgetMs = explicit ? Math.min(settings.tickBudgetMs, ceiling) : ceiling;
+  return { ...settings, tickBudgetMs, claimCutoffMs: Math.min(settings.claimCutoffMs, tickBudgetMs / 2) };
+};
+
+/** The kick's budget: JOBS_KICK_BUDGET (default 10 s), never more than the platform's own budget. */
+export const kickBudgetMs = (env: Env, ceilingMs: number): number => Math.min(durationFromEnv(env, PLATFORM_ENV.kickBudget, KICK_BUDGET_MS), ceilingMs);
+
+/** JOBS_KICK=off (or 0, false, no) turns the low-latency kick off; it is on by default. */
+export const kickEnabled = (env: Env): boolean => !["off", "0", "false", "no"].includes((env[PLATFORM_ENV.kick] ?? "").trim().toLowerCase());

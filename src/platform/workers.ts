@@ -1,0 +1,17 @@
+// The parts of the Workers runtime types the worker uses (no @cloudflare/workers-types needed).
+import type { Env } from "../config.js";
+
+export interface WorkerExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+  passThroughOnException(): void;
+}
+
+export interface WorkerScheduledController {
+  readonly scheduledTime: number;
+  readonly cron: string;
+  noRetry(): void;
+}
+
+/** Workers bindings hold strings (vars, secrets) and objects (KV, Hyperdrive...); settings read only the strings. */
+export const stringEnv = (bindings: Record<string, unknown>): Env =>
+  Object.fromEntries(Object.entries(bindings).filter((e): e is [string, string] => typeof e[1] === "string"));

@@ -8,3 +8,4 @@ export { migrate, migrationStatement, type Migration } from "./migrate.js";
 export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
 export type { TickOptions, TickReport } from "./tick.js";
 export { parseDuration } from "./duration.js";
+export { defineSchedule, occurrenceKey, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";

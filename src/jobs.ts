@@ -6,6 +6,7 @@ import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
 import { tablesFor, type Tables } from "./store/tables.js";
 import { runTick, type TickExtension, type TickOptions, type TickReport } from "./tick.js";
+import { createScheduling, type Schedule, type ScheduleDefinition, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";
 
 export interface JobsOptions<J extends readonly AnyJob[]> {
   /** A `pg` Pool, a Neon Pool, or any `Db` (see `fromPg`, `fromNeonHttp`). */
@@ -17,6 +18,12 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
   readonly random?: () => number;
   /** Features that ride on every tick (see `TickExtension`). */
   readonly extensions?: readonly TickExtension[];
+  /**
+   * Recurring jobs (see `defineSchedule`), validated here against the jobs. When given (even
+   * `[]`), every tick syncs the schedules table to this list and enqueues due occurrences.
+   */
+  readonly schedules?: readonly (Schedule | ScheduleDefinition)[];
+  readonly scheduleOptions?: ScheduleOptions;
 }
 
 /** Per-call options that let an enqueue join the caller's own transaction. */
@@ -49,6 +56,8 @@ export interface Jobs<J extends readonly AnyJob[]> {
   enqueueUnchecked(items: readonly EnqueueItem[], options?: WithDb & { batch?: boolean }): Promise<EnqueueResult[]>;
   /** One dispatcher invocation: what a platform cron calls every minute. */
   tick(options?: TickOptions): Promise<TickReport>;
+  /** List, pause, resume and run-now for the schedules passed to createJobs. */
+  readonly schedules: SchedulesApi;
 }
 
 const asDb = (db: Db | PgLike): Db => fromPg(db);
@@ -59,6 +68,8 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const registry = registryOf(options.jobs);
   const db = asDb(options.db);
   const logger = options.logger ?? jsonLogger();
+  const scheduling = createScheduling({ schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger });
+  const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
     enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true);
   return {
@@ -75,6 +86,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     },
     enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
-    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions: options.extensions }, tickOptions),
+    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions }, tickOptions),
+    schedules: scheduling.api,
   };
 };

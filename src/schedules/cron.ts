@@ -1,0 +1,112 @@
+import { CronExpressionParser, type CronExpression } from "cron-parser";
+import { offsetAt, readingAt, resolveReading } from "./zone.js";
+
+const HOUR = 3_600_000;
+/** Larger than any offset change a zone makes at once (Lord Howe 30 min, most 1 h, Troll 2 h). */
+const MARGIN = 3 * HOUR;
+/** Readings looked at for one answer; a near-transition search over an every-second cron needs ~22k. */
+const LIMIT = 100_000;
+
+/**
+ * A cron expression in a time zone, with the DST rules this library documents:
+ *
+ * - Interval-like schedules (the hour field matches every hour, e.g. `0 * * * *`,
+ *   `*∕15 * * * *`) follow real time: they fire at every instant whose local
+ *   reading matches, so a reading the clock skips never fires and a reading the
+ *   clock repeats fires at both passes (every real hour is covered).
+ * - Fixed-time schedules (any narrower hour field, e.g. `30 2 * * *`) fire once
+ *   per matching reading: a skipped reading fires at the instant it would have
+ *   had without the jump (02:30 → 03:30 EDT), a repeated one at its first pass.
+ *
+ * Matching itself (day of month, L, #, H, ...) is cron-parser's, applied to
+ * local readings; the zone mapping is ours, from Intl.
+ */
+export class CronRule {
+  /** Hour field matches all 24 hours. */
+  readonly intervalLike: boolean;
+  readonly fields: CronExpression["fields"];
+
+  constructor(
+    readonly expression: string,
+    readonly zone: string,
+    /** Seeds `H` fields, so every deployment picks the same minute for one schedule. */
+    readonly seed: string,
+  ) {
+    const parsed = this.iterator(0);
+    this.fields = parsed.fields;
+    this.intervalLike = parsed.fields.hour.values.length === 24;
+  }
+
+  private iterator(readingMs: number): CronExpression {
+    return CronExpressionParser.parse(this.expression, { tz: "UTC", currentDate: new Date(readingMs), hashSeed: this.seed, strict: false });
+  }
+
+  /** The instants at which a matching local reading fires (0, 1 or 2 of them). */
+  instantsOf(reading: number): number[] {
+    const r = resolveReading(reading, this.zone);
+    if (r.kind === "single") return [r.instant];
+    if (r.kind === "repeated") return this.intervalLike ? [r.first, r.second] : [r.first];
+    return this.intervalLike ? [] : [r.shifted];
+  }
+
+  private stable(instant: number): boolean {
+    return offsetAt(instant - MARGIN, this.zone) === offsetAt(instant + MARGIN, this.zone);
+  }
+
+  /** The first occurrence strictly after `t` (ms). */
+  nextAfter(t: number): number {
+    // Near an offset change an earlier reading can fire later (a repeated hour), so start a margin back.
+    const start = readingAt(t, this.zone) - (this.stable(t) ? 0 : MARGIN);
+    const it = this.iterator(start);
+    let best: number | undefined;
+    let bestReading = 0;
+    for (let i = 0; i < LIMIT; i++) {
+      const reading = it.next().getTime();
+      if (best !== undefined && reading > bestReading + MARGIN) break;
+      for (const instant of this.instantsOf(reading)) {
+        if (instant > t && (best === undefined || instant < best)) {
+          best = instant;
+          bestReading = reading;
+        }
+      }
+      // Away from offset changes, later readings fire later: the first hit is the answer.
+      if (best !== undefined && bestReading === reading && this.stable(best)) break;
+    }
+    if (best === undefined) throw new Error(`cron "${this.expression}" has no occurrence after ${new Date(t).toISOString()}`);
+    return best;
+  }
+
+  /** The last occurrence at or before `t`, or undefined when there is none at or after `floor`. */
+  latestAtOrBefore(t: number, floor: number): number | undefined {
+    const start = readingAt(t, this.zone) + 1000 + (this.stable(t) ? 0 : MARGIN);
+    const it = this.iterator(start);
+    let best: number | undefined;
+    let bestReading = 0;
+    const floorReading = readingAt(floor, this.zone) - MARGIN;
+    for (let i = 0; i < LIMIT; i++) {
+      if (!it.hasPrev()) break;
+      const reading = it.prev().getTime();
+      if (best !== undefined && reading < bestReading - MARGIN) break;
+      if (best === undefined && reading < floorReading) break;
+      for (const instant of this.instantsOf(reading)) {
+        if (instant <= t && (best === undefined || instant > best)) {
+          best = instant;
+          bestReading = reading;
+        }
+      }
+      if (best !== undefined && bestReading === reading && this.stable(best)) break;
+    }
+    return best !== undefined && best >= floor ? best : undefined;
+  }
+
+  /** The next `count` occurrences strictly after `t`. */
+  take(count: number, t: number): number[] {
+    const out: number[] = [];
+    let at = t;
+    for (let i = 0; i < count; i++) {
+      at = this.nextAfter(at);
+      out.push(at);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,87 @@
+import { JobsError } from "../errors.js";
+import { CronRule } from "./cron.js";
+import { describeRule } from "./describe.js";
+import { canonicalZone, isKnownZone } from "./zone.js";
+
+/**
+ * What to do with occurrences whose time passed while no tick ran (a platform outage):
+ * - `"skip"` (default): run an occurrence only if a tick sees it on time (within the
+ *   grace period, 5 minutes by default) and no later one is also due; skip the rest.
+ * - `"latest"`: run the most recent missed occurrence once, however late.
+ * - `{ catchUp: n }`: run each missed occurrence, oldest first, at most the `n` most recent.
+ */
+export type MissedPolicy = "skip" | "latest" | { readonly catchUp: number };
+
+export interface ScheduleDefinition {
+  /** Unique; 1-128 characters: letters, digits and . _ : - / */
+  readonly name: string;
+  /** 5 fields (minute first) or 6 (seconds first), or a cron-parser alias such as `@daily`. */
+  readonly cron: string;
+  /** IANA zone the expression is read in. Default "UTC". */
+  readonly timezone?: string;
+  /** Name of the job each occurrence enqueues. */
+  readonly job: string;
+  /** Checked against the job's schema when `createJobs` is called. */
+  readonly payload: unknown;
+  readonly missed?: MissedPolicy;
+}
+
+/** A definition after validation: defaults filled in, the rule parsed. */
+export interface Schedule {
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly job: string;
+  readonly payload: unknown;
+  readonly missed: MissedPolicy;
+  readonly rule: CronRule;
+  readonly description: string;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-/]{0,127}$/;
+const MAX_CATCH_UP = 1_000;
+
+const invalid = (name: unknown, message: string, details: Record<string, unknown> = {}): never => {
+  throw new JobsError("invalid_schedule", `schedule ${JSON.stringify(name)}: ${message}`, { schedule: name, ...details });
+};
+
+const checkMissed = (name: string, missed: unknown): MissedPolicy => {
+  if (missed === undefined) return "skip";
+  if (missed === "skip" || missed === "latest") return missed;
+  if (typeof missed === "object" && missed !== null && Object.keys(missed).join() === "catchUp") {
+    const n = (missed as { catchUp: unknown }).catchUp;
+    if (typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= MAX_CATCH_UP) return { catchUp: n };
+  }
+  return invalid(name, `missed must be "skip", "latest" or { catchUp: n } with n from 1 to ${MAX_CATCH_UP}`, { field: "missed" });
+};
+
+/**
+ * Declares a recurring job. The expression and the zone are checked here, so a
+ * typo fails at deploy time, not at 3 a.m.; the payload is checked against the
+ * job's schema when the schedule is handed to `createJobs`. Throws `JobsError`
+ * with code `invalid_schedule` naming the schedule.
+ */
+export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
+  const { name } = definition ?? {};
+  if (typeof name !== "string" || !NAME.test(name)) {
+    invalid(name, "name must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit", { field: "name" });
+  }
+  if (typeof definition.job !== "string" || definition.job === "") invalid(name, "job must be the name of a defined job", { field: "job" });
+  const zoneInput = definition.timezone ?? "UTC";
+  if (typeof zoneInput !== "string" || !isKnownZone(zoneInput)) {
+    invalid(name, `unknown time zone ${JSON.stringify(zoneInput)}; use an IANA name such as "Europe/London"`, { field: "timezone" });
+  }
+  const timezone = canonicalZone(zoneInput);
+  if (typeof definition.cron !== "string" || definition.cron.trim() === "") invalid(name, "cron must be a cron expression", { field: "cron" });
+  const cron = definition.cron.trim();
+  let rule: CronRule;
+  try {
+    rule = new CronRule(cron, timezone, name);
+    // An expression that can never match (30 February) fails here rather than at tick time.
+    rule.nextAfter(Date.now());
+  } catch (e) {
+    return invalid(name, `invalid cron expression ${JSON.stringify(cron)}: ${(e as Error).message}`, { field: "cron" });
+  }
+  const missed = checkMissed(name, definition.missed);
+  return { name, cron, timezone, job: definition.job, payload: definition.payload, missed, rule, description: describeRule(rule) };
+};

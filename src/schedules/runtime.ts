@@ -1,0 +1,254 @@
+import type { JobsSettings } from "../config.js";
+import type { Db } from "../db.js";
+import { isJobsError, JobsError } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import type { Logger } from "../log.js";
+import { materializeOccurrences, type Advance } from "../store/schedule-materialize.js";
+import { readScheduleStates, type ScheduleStateRow } from "../store/schedule-list.js";
+import { setSchedulePaused } from "../store/schedule-pause.js";
+import { PROBE_COLUMNS, scheduleProbeColumns, type DueScheduleRow } from "../store/schedule-probe.js";
+import { enqueueRunNow } from "../store/schedule-run-now.js";
+import { readScheduleHeads, writeScheduleSync, type ScheduleRowInput, type SyncWrite } from "../store/schedule-sync.js";
+import type { Tables } from "../store/tables.js";
+import type { TickExtension } from "../tick.js";
+import { checkPayload } from "../validate.js";
+import { defineSchedule, type MissedPolicy, type Schedule, type ScheduleDefinition } from "./define.js";
+import { definitionHash, setHash } from "./hash.js";
+import { DEFAULT_GRACE_MS, planOccurrences } from "./plan.js";
+
+export interface ScheduleOptions {
+  /** The clock schedules use instead of the database's now(); for tests of DST and outage arithmetic. */
+  readonly now?: () => Date;
+  /** How late an occurrence may be seen and still run under the "skip" policy. Default 5 minutes. */
+  readonly graceMs?: number;
+}
+
+export interface ScheduleInfo {
+  readonly name: string;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly job: string;
+  readonly payload: unknown;
+  readonly missed: MissedPolicy;
+  readonly paused: boolean;
+  /** The next occurrences (ISO), the first possibly overdue until a tick handles it; [] when paused. */
+  readonly nextRuns: string[];
+  /** When a job of this schedule was last enqueued (by an occurrence or run-now). */
+  readonly lastEnqueuedAt: string | null;
+  readonly lastJobId: string | null;
+  /** The occurrence time of the last occurrence enqueued (run-now has none). */
+  readonly lastOccurrenceAt: string | null;
+  /** e.g. "every hour at minute 0 (America/New_York)" */
+  readonly description: string;
+}
+
+export interface SchedulesApi {
+  /** Schedules defined in this deployment's code, with their stored state. */
+  list(options?: { next?: number }): Promise<ScheduleInfo[]>;
+  /** Stops enqueueing occurrences; the definition stays. `not_found` for a name not defined in code. */
+  pause(name: string): Promise<ScheduleInfo>;
+  /** Restarts from the first occurrence after now (occurrences passed while paused are not run). */
+  resume(name: string): Promise<ScheduleInfo>;
+  /** Enqueues one job of the schedule at once, paused or not; occurrences are unaffected. */
+  runNow(name: string): Promise<{ id: string }>;
+}
+
+interface Prepared {
+  readonly schedule: Schedule;
+  /** The payload as stored: what the handler will parse. */
+  readonly stored: unknown;
+  readonly priority: number;
+  readonly maxAttempts: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The idempotency key, and correlation id, of one occurrence. */
+export const occurrenceKey = (name: string, occurrenceMs: number) => `schedule:${name}:${iso(occurrenceMs)}`;
+
+/** Validates every schedule against the jobs at createJobs time; throws `invalid_schedule` naming it. */
+const prepare = (
+  input: readonly (Schedule | ScheduleDefinition)[],
+  registry: ReadonlyMap<string, AnyJob>,
+  settings: JobsSettings,
+): Prepared[] => {
+  const seen = new Set<string>();
+  return input.map((item) => {
+    // Re-validate even defined ones: cheap, and plain objects are accepted too.
+    const schedule = defineSchedule(item);
+    if (seen.has(schedule.name)) {
+      throw new JobsError("invalid_schedule", `schedule "${schedule.name}" is defined twice`, { schedule: schedule.name });
+    }
+    seen.add(schedule.name);
+    try {
+      const { job, stored } = checkPayload(registry, schedule.job, schedule.payload, settings.maxPayloadBytes);
+      return { schedule, stored, priority: job.priority ?? 0, maxAttempts: job.maxAttempts ?? settings.defaultMaxAttempts };
+    } catch (e) {
+      if (!isJobsError(e)) throw e;
+      const extra = e.details && typeof e.details === "object" ? (e.details as Record<string, unknown>) : {};
+      throw new JobsError("invalid_schedule", `schedule "${schedule.name}": ${e.message}`, { ...extra, schedule: schedule.name, cause: e.code });
+    }
+  });
+};
+
+export interface Scheduling {
+  readonly api: SchedulesApi;
+  /** Present only when schedules were passed to createJobs. */
+  readonly extension: TickExtension | undefined;
+}
+
+export const createScheduling = (env: {
+  readonly schedules: readonly (Schedule | ScheduleDefinition)[] | undefined;
+  readonly options?: ScheduleOptions;
+  readonly registry: ReadonlyMap<string, AnyJob>;
+  readonly settings: JobsSettings;
+  readonly db: Db;
+  readonly tables: Tables;
+  readonly logger: Logger;
+}): Scheduling => {
+  const prepared = prepare(env.schedules ?? [], env.registry, env.settings);
+  const byName = new Map(prepared.map((p) => [p.schedule.name, p]));
+  const clock = env.options?.now;
+  const graceMs = env.options?.graceMs ?? DEFAULT_GRACE_MS;
+  if (!(graceMs >= 0)) throw new JobsError("invalid_config", "scheduleOptions.graceMs must be a non-negative number of milliseconds");
+  const { db, tables, logger } = env;
+
+  let hashing: Promise<{ byName: Map<string, string>; set: string }> | undefined;
+  const hashes = () =>
+    (hashing ??= (async () => {
+      const entries = await Promise.all(prepared.map(async (p) => [p.schedule.name, await definitionHash({ ...p.schedule, payload: p.stored })] as const));
+      return { byName: new Map(entries), set: await setHash(entries.map(([, h]) => h)) };
+    })());
+
+  const rowInput = (p: Prepared, hash: string, nextMs: number): ScheduleRowInput => ({
+    name: p.schedule.name,
+    cron: p.schedule.cron,
+    timezone: p.schedule.timezone,
+    job_name: p.schedule.job,
+    payload: p.stored,
+    missed: p.schedule.missed,
+    definition_hash: hash,
+    next_run_at: iso(nextMs),
+  });
+
+  /** Brings the table in line with the code: two statements, only when the set hash differs. */
+  const sync = async (client: Db, nowMs: number) => {
+    const { byName: hashOf, set } = await hashes();
+    const heads = new Map((await readScheduleHeads(client, tables)).map((r) => [r.name, r]));
+    const write: { insert: ScheduleRowInput[]; update: Array<SyncWrite["update"][number]> } = { insert: [], update: [] };
+    for (const p of prepared) {
+      const hash = hashOf.get(p.schedule.name)!;
+      const row = heads.get(p.schedule.name);
+      if (!row) write.insert.push(rowInput(p, hash, p.schedule.rule.nextAfter(nowMs)));
+      else if (row.definition_hash !== hash) {
+        // Occurrences before the old next_run_at were handled under the old definition; the
+        // new one takes over from there (or from now, whichever is earlier), so none is lost or doubled.
+        const from = Math.min(row.next_ms - 1, nowMs);
+        write.update.push({ ...rowInput(p, hash, p.schedule.rule.nextAfter(from)), seen_hash: row.definition_hash, seen_next: iso(row.next_ms) });
+      }
+    }
+    const result = await writeScheduleSync(client, tables, { ...write, keep: prepared.map((p) => p.schedule.name), setHash: set });
+    logger.log("info", "schedules synced", { ...result });
+  };
+
+  const materialize = async (client: Db, due: readonly DueScheduleRow[], nowMs: number): Promise<number> => {
+    const { byName: hashOf } = await hashes();
+    const advances: Advance[] = [];
+    for (const row of due) {
+      const p = byName.get(row.name);
+      // A row from another deployment's definition: that deployment (or our next sync) handles it.
+      if (!p || hashOf.get(row.name) !== row.definition_hash) continue;
+      const plan = planOccurrences(p.schedule, Number(row.next_ms), nowMs, graceMs);
+      if (plan.skipped) {
+        logger.log("warn", "schedule occurrences missed", { schedule: row.name, policy: p.schedule.missed, from: iso(Number(row.next_ms)), enqueued: plan.occurrences.length });
+      }
+      advances.push({
+        name: row.name,
+        expected: iso(Number(row.next_ms)),
+        definition_hash: row.definition_hash,
+        next_run_at: iso(plan.next),
+        jobs: plan.occurrences.map((o) => ({ id: crypto.randomUUID(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts })),
+      });
+    }
+    const result = await materializeOccurrences(client, tables, advances);
+    for (const job of result.enqueued) logger.log("info", "schedule occurrence enqueued", { jobId: job.id, correlationId: job.key, idempotencyKey: job.key });
+    return result.enqueued.length;
+  };
+
+  const extension: TickExtension = {
+    probe: (t) => scheduleProbeColumns(t, clock?.().toISOString()),
+    async afterProbe(values, tick) {
+      // A schedule failure is logged, never allowed to stop the tick from running jobs.
+      try {
+        const nowMs = Number(values[PROBE_COLUMNS.now]);
+        const { set } = await hashes();
+        if (values[PROBE_COLUMNS.hash] !== set) await sync(tick.db, nowMs);
+        const due = values[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
+        return due && due.length > 0 ? await materialize(tick.db, due, nowMs) : 0;
+      } catch (error) {
+        tick.logger.log("error", "schedules step failed", { error: error instanceof Error ? error.message : String(error) });
+        return 0;
+      }
+    },
+  };
+
+  const find = (name: string): Prepared => {
+    const p = typeof name === "string" ? byName.get(name) : undefined;
+    if (!p) throw new JobsError("not_found", `no schedule named ${JSON.stringify(name)} is defined`, { schedule: name });
+    return p;
+  };
+  const nowMs = () => (clock ? clock().getTime() : Date.now());
+
+  const info = (p: Prepared, row: ScheduleStateRow | undefined, hash: string, next: number): ScheduleInfo => {
+    const s = p.schedule;
+    const paused = row?.paused ?? false;
+    let nextRuns: number[] = [];
+    if (!paused && next > 0) {
+      // A synced row knows the next occurrence not yet handled; otherwise count from now.
+      nextRuns = row && row.definition_hash === hash ? [Number(row.next_ms), ...s.rule.take(next - 1, Number(row.next_ms))] : s.rule.take(next, nowMs());
+    }
+    return {
+      name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: p.stored, missed: s.missed, paused,
+      nextRuns: nextRuns.map(iso),
+      lastEnqueuedAt: row?.last_enqueued_at ?? null,
+      lastJobId: row?.last_job_id ?? null,
+      lastOccurrenceAt: row?.last_occurrence_at ?? null,
+      description: s.description,
+    };
+  };
+
+  const setPaused = async (name: string, paused: boolean) => {
+    const p = find(name);
+    const hash = (await hashes()).byName.get(p.schedule.name)!;
+    const row = await setSchedulePaused(db, tables, rowInput(p, hash, p.schedule.rule.nextAfter(nowMs())), paused);
+    logger.log("info", paused ? "schedule paused" : "schedule resumed", { schedule: name });
+    return info(p, row, hash, 5);
+  };
+
+  const api: SchedulesApi = {
+    async list(options = {}) {
+      const next = options.next ?? 5;
+      if (!Number.isInteger(next) || next < 0 || next > 100) {
+        throw new JobsError("invalid_options", "next must be an integer from 0 to 100", { field: "next" });
+      }
+      if (prepared.length === 0) return [];
+      const { byName: hashOf } = await hashes();
+      const rows = new Map((await readScheduleStates(db, tables)).map((r) => [r.name, r]));
+      return prepared.map((p) => info(p, rows.get(p.schedule.name), hashOf.get(p.schedule.name)!, next));
+    },
+    pause: (name) => setPaused(name, true),
+    resume: (name) => setPaused(name, false),
+    async runNow(name) {
+      const p = find(name);
+      const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
+      const result = await enqueueRunNow(db, tables, {
+        id: crypto.randomUUID(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
+        priority: p.priority, max_attempts: p.maxAttempts, key,
+      });
+      logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
+      return result;
+    },
+  };
+
+  return { api, extension: env.schedules === undefined ? undefined : extension };
+};

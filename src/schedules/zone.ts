@@ -1,0 +1,74 @@
+/**
+ * Time-zone arithmetic on Intl alone (no tz database of our own): the offset of
+ * a zone at an instant, and the instants a local wall-clock reading maps to.
+ * A "reading" is a local date and time stored as if it were UTC milliseconds.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+const formatter = (zone: string): Intl.DateTimeFormat => {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone: zone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+    formatters.set(zone, f);
+  }
+  return f;
+};
+
+/** True when the runtime knows the IANA zone. */
+export const isKnownZone = (zone: string): boolean => {
+  try {
+    formatter(zone);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The zone's canonical spelling as the runtime reports it (e.g. "utc" → "UTC"). */
+export const canonicalZone = (zone: string): string => formatter(zone).resolvedOptions().timeZone;
+
+/** The local reading of an instant (whole seconds). */
+export const readingAt = (instantMs: number, zone: string): number => {
+  const t = Math.floor(instantMs / 1000) * 1000;
+  const parts: Record<string, number> = {};
+  for (const p of formatter(zone).formatToParts(new Date(t))) if (p.type !== "literal") parts[p.type] = Number(p.value);
+  return Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!, parts.second!);
+};
+
+/** Offset (local minus UTC) in milliseconds at an instant. */
+export const offsetAt = (instantMs: number, zone: string): number => {
+  const t = Math.floor(instantMs / 1000) * 1000;
+  return readingAt(t, zone) - t;
+};
+
+const DAY = 86_400_000;
+
+export type Resolution =
+  | { kind: "single"; instant: number }
+  /** The reading happens twice (clocks went back): both instants, earlier first. */
+  | { kind: "repeated"; first: number; second: number }
+  /** The reading never happens (clocks went forward); `shifted` is it read with the offset from before the jump. */
+  | { kind: "skipped"; shifted: number };
+
+/** Which real instants show this local reading. Assumes at most one offset change within a day of it. */
+export const resolveReading = (reading: number, zone: string): Resolution => {
+  const before = offsetAt(reading - DAY, zone);
+  const after = offsetAt(reading + DAY, zone);
+  const valid = [...new Set([before, after])]
+    .map((o) => reading - o)
+    .filter((t) => readingAt(t, zone) === reading)
+    .sort((a, b) => a - b);
+  if (valid.length === 2) return { kind: "repeated", first: valid[0]!, second: valid[1]! };
+  if (valid.length === 1) return { kind: "single", instant: valid[0]! };
+  return { kind: "skipped", shifted: reading - before };
+};

@@ -1,0 +1,117 @@
+import type { Context } from "hono";
+import { JobsError } from "../errors.js";
+import { ApiError } from "./errors.js";
+
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+/** Deeper JSON is refused before anything walks it recursively (zod, JSON.stringify, PostgreSQL's parser). */
+export const MAX_JSON_DEPTH = 100;
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
+
+const tooLarge = (limit: number, bytes?: number) =>
+  new ApiError("payload_too_large", `the request body is larger than ${limit} bytes`, bytes === undefined ? { limit } : { limit, bytes });
+
+/** Refuses a declared Content-Length over the limit without reading anything. */
+export const checkDeclaredLength = (req: Request, limit: number): void => {
+  const declared = req.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > limit) {
+    throw tooLarge(limit, Number(declared.trim()));
+  }
+};
+
+/**
+ * Reads the body with a byte counter and stops at the limit, whatever the
+ * headers say: a chunked body without Content-Length is cut off as soon as it
+ * passes the limit, and never buffered whole.
+ */
+const readLimited = async (body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> => {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+};
+
+/** Depth of a parsed JSON value, walked without recursion (so a hostile depth cannot overflow the stack). */
+const tooDeep = (value: unknown, max: number): boolean => {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+};
+
+/**
+ * The request's JSON body: Content-Type checked (415), size limited before
+ * parsing (413), strict UTF-8 and JSON syntax (400), depth bounded (422).
+ * With `optional`, an absent or empty body gives undefined.
+ */
+export const readJson = async (c: Context, limit: number, options: { optional?: boolean } = {}): Promise<unknown> => {
+  const req = c.req.raw;
+  checkDeclaredLength(req, limit);
+  const empty = () => {
+    if (options.optional) return undefined;
+    throw new ApiError("malformed_json", "the request body is empty; send a JSON document");
+  };
+  if (!req.body || req.headers.get("content-length")?.trim() === "0") return empty();
+  const type = req.headers.get("content-type");
+  if (!type || !JSON_TYPE.test(type)) {
+    throw new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json", { contentType: type });
+  }
+  const bytes = await readLimited(req.body, limit);
+  if (bytes.byteLength === 0) return empty();
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError("malformed_json", "the request body is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ApiError("malformed_json", `the request body is not valid JSON: ${(e as Error).message}`);
+  }
+  if (tooDeep(value, MAX_JSON_DEPTH)) {
+    throw new JobsError("invalid_payload", `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return value;
+};
+
+/** Lone UTF-16 surrogates ("\ud800" in JSON) are not Unicode; PostgreSQL refuses them. Returns the first one's path. */
+const LONE = /\p{Cs}/u;
+export const findLoneSurrogate = (value: unknown): Array<string | number> | undefined => {
+  const stack: Array<[unknown, Array<string | number>]> = [[value, []]];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "string") {
+      if (LONE.test(v)) return path;
+    } else if (Array.isArray(v)) {
+      v.forEach((child, i) => stack.push([child, [...path, i]]));
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, child] of Object.entries(v)) {
+        if (LONE.test(k)) return [...path, k];
+        stack.push([child, [...path, k]]);
+      }
+    }
+  }
+  return undefined;
+};

@@ -1,0 +1,35 @@
+import type { Context } from "hono";
+import type { AnyJob } from "../job.js";
+import type { Jobs } from "../jobs.js";
+import type { Logger } from "../log.js";
+import type { TickOptions } from "../tick.js";
+import type { Secrets } from "./auth.js";
+
+export type AnyJobs = Jobs<readonly AnyJob[]>;
+
+/** What every route needs, fixed when the app is created. */
+export interface ApiConfig {
+  readonly maxBodyBytes: number;
+  readonly apiTokens: Secrets;
+  readonly cronSecret: Secrets;
+  readonly logger: Logger;
+  readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
+  readonly tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
+}
+
+export interface ApiEnv {
+  Variables: {
+    /** The jobs instance for this request; created on first use (a per-request factory opens its pool only then). */
+    jobs: () => Promise<AnyJobs>;
+  };
+}
+
+/** Runs the `onEnqueued` hook; the jobs are stored already, so a failing hook is logged, not answered with an error. */
+export const notifyEnqueued = async (config: ApiConfig, c: Context, ids: string[], dueNow: boolean): Promise<void> => {
+  if (!config.onEnqueued || ids.length === 0) return;
+  try {
+    await config.onEnqueued({ ids, dueNow }, c);
+  } catch (e) {
+    config.logger.log("error", "onEnqueued hook failed", { error: e instanceof Error ? e.message : String(e), ids });
+  }
+};

@@ -1,0 +1,73 @@
+import type { Context } from "hono";
+import { isJobsError, type JobsErrorCode } from "../errors.js";
+
+/** Every code the API answers with. JobsError codes plus the few only HTTP has. */
+export type ApiErrorCode = JobsErrorCode | "method_not_allowed" | "internal" | "unavailable";
+
+export const STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503> = {
+  malformed_json: 400,
+  unauthorized: 401,
+  unknown_job: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_payload: 422,
+  invalid_options: 422,
+  invalid_schedule: 422,
+  // A server fault: the settings of this deployment are wrong. The client cannot fix it.
+  invalid_config: 500,
+  internal: 500,
+  unavailable: 503,
+};
+
+/** The one error body: `{ "error": { "code", "message", "details"? } }`. */
+export interface ApiErrorBody {
+  readonly error: { readonly code: ApiErrorCode; readonly message: string; readonly details?: unknown };
+}
+
+/** An error the API answers with as it is (a JobsError's codes, plus HTTP-only ones). */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly details?: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const errorResponse = (c: Context, code: ApiErrorCode, message: string, details?: unknown, headers: Record<string, string> = {}) => {
+  for (const [k, v] of Object.entries(headers)) c.header(k, v);
+  const error = details === undefined ? { code, message } : { code, message, details };
+  return c.json({ error } satisfies ApiErrorBody, STATUS[code]);
+};
+
+/** PostgreSQL's SQLSTATE, when the error came from the database. */
+const sqlState = (e: unknown): string | undefined => {
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+/**
+ * Classifies a thrown value: client errors keep their code and message; a
+ * unique violation is a conflict; a value the database refused (SQLSTATE class
+ * 22, data exception) is the client's input; anything else is a server fault
+ * whose details are only logged.
+ */
+export const classify = (e: unknown): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean } => {
+  if (e instanceof ApiError) return { code: e.code, message: e.message, details: e.details, headers: e.headers, fault: false };
+  if (isJobsError(e)) {
+    if (e.code === "invalid_config") return { code: "internal", message: "the server is misconfigured; see its logs", fault: true };
+    return { code: e.code, message: e.message, details: e.details, fault: false };
+  }
+  const state = sqlState(e);
+  if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };
+  if (state?.startsWith("22")) {
+    return { code: "invalid_options", message: `the database refused a value: ${(e as Error).message}`, fault: false };
+  }
+  return { code: "internal", message: "internal error", fault: true };
+};

@@ -221,7 +221,7 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
       "/api/schedules": {
         get: {
           summary: "Schedules with their next runs",
-          parameters: [query("next", { type: "integer", minimum: 0, maximum: 20 }, "how many next run times to list")],
+          parameters: [query("next", { type: "integer", minimum: 0, maximum: 100, default: 5 }, "how many next run times to list")],
           responses: { "200": json({ type: "object", properties: { items: { type: "array", items: { type: "object" } } } }), ...errors("invalid_options") },
         },
       },

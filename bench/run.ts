@@ -23,9 +23,10 @@ const FACTORIES: Record<SystemKey, (url: string, database: string) => Promise<Dr
   "graphile-worker-500": (url, database) => graphileWorker(url, database, "prefetch-500"),
 };
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
+const stderr = (line: string) => void process.stderr.write(`${line}\n`);
 
-export const runBench = async (argv: readonly string[]): Promise<Results> => {
+/** Runs the whole benchmark; `log` gets the progress lines (stderr by default). */
+export const runBench = async (argv: readonly string[], log: (line: string) => void = stderr): Promise<Results> => {
   const options = parseOptions(argv);
   installDriverCounter();
   const server = await startServer();
@@ -34,14 +35,16 @@ export const runBench = async (argv: readonly string[]): Promise<Results> => {
   try {
     log(`PostgreSQL ${server.version} (${server.embedded ? "embedded" : "DATABASE_URL"}), pg_stat_statements: ${server.statStatements ? "on" : "off"}`);
     if (!server.statStatements) notes.push("pg_stat_statements is not loaded on this server: statement counts are from the driver only.");
+    // Unique names, so a bench run never collides with another one on a shared server.
+    const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     for (const name of options.systems) {
-      const database = `bench_${name.replace(/-/g, "_")}`;
+      const database = `bench_${tag}_${name.replace(/-/g, "_")}`;
       systems.push(await FACTORIES[name](await server.createDatabase(database), database));
     }
     const samples = await measureDrains(server, systems, options, log);
     const drain = drainRows(samples, options.n);
 
-    const idleTick = await measureIdleTick(await server.createDatabase("bench_idle"), options.quick ? 50 : 200);
+    const idleTick = await measureIdleTick(await server.createDatabase(`bench_${tag}_idle`), options.quick ? 50 : 200);
     log(`idle tick: ${idleTick.statements} statement(s), ${idleTick.ms.toFixed(2)} ms median`);
 
     const bulk = bulkRates(samples, options.n);
@@ -89,7 +92,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   runBench(process.argv.slice(2))
     .then((results) => {
       console.log(render(results));
-      log(`\nwrote results in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+      stderr(`\nwrote results in ${((Date.now() - started) / 1000).toFixed(0)} s`);
       process.exit(0);
     })
     .catch((error: unknown) => {

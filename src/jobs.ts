@@ -36,6 +36,14 @@ export type TypedEnqueueItem<J extends AnyJob> = {
   [N in J["name"]]: EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
 }[J["name"]];
 
+/**
+ * The arguments of `enqueue`, one tuple per job name. A union of tuples (rather
+ * than a generic method) keeps a typed `Jobs` assignable to `Jobs<readonly AnyJob[]>`.
+ */
+export type EnqueueArgs<J extends AnyJob> = {
+  [N in J["name"]]: [job: N, payload: JobInput<J, N>, options?: EnqueueOptions & WithDb];
+}[J["name"]];
+
 export interface Jobs<J extends readonly AnyJob[]> {
   readonly settings: JobsSettings;
   readonly tables: Tables;
@@ -45,11 +53,7 @@ export interface Jobs<J extends readonly AnyJob[]> {
   /** Applies pending migrations (safe to call from many processes at once). */
   migrate(): Promise<number[]>;
   /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
-  enqueue<N extends J[number]["name"]>(
-    job: N,
-    payload: JobInput<J[number], N>,
-    options?: EnqueueOptions & WithDb,
-  ): Promise<EnqueueResult>;
+  enqueue(...args: EnqueueArgs<J[number]>): Promise<EnqueueResult>;
   /** Validates every item, then enqueues all in one statement; nothing is written if any item is bad. */
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>, options?: WithDb): Promise<EnqueueResult[]>;
   /** Untyped enqueue for input from outside (HTTP, CLI): the same validation, names checked at run time. */
@@ -80,7 +84,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     logger,
     migrate: () => migrate(db, settings.tablePrefix),
     async enqueue(job, payload, opts = {}) {
-      const { db: client, ...rest } = opts;
+      const { db: client, ...rest } = opts as EnqueueOptions & WithDb;
       const [result] = await enqueueUnchecked([{ ...rest, job, payload }], { db: client, batch: false });
       return result!;
     },

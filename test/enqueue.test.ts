@@ -52,7 +52,7 @@ describe("enqueue", () => {
     ["a payload that is not JSON", () => ["send-email", { to: "a@example.com", subject: "x", tags: [10n] }, {}], "invalid_payload"],
   ] as const)("rejects %s with a clear error and stores nothing", async (_label, input, code) => {
     const jobs = await h.isolated([email], { maxPayloadBytes: 2_048 });
-    const [name, payload, options] = input() as readonly [string, unknown, EnqueueOptions];
+    const [name, payload, options] = input() as unknown as readonly [string, unknown, EnqueueOptions];
     const error = await caught(jobs.enqueueUnchecked([{ job: name, payload, ...options }], { batch: false }));
     expect(error.code).toBe(code);
     expect(error.message).not.toMatch(/at .*\.ts:\d+/);

@@ -1,0 +1,27 @@
+// Type-level checks, enforced by `npm run typecheck` (CI runs it before the tests):
+// a wrong payload must not compile, and a specific Jobs is usable where any Jobs is expected.
+import { expect, it } from "vitest";
+import { z } from "zod";
+import { type AnyJob, createJobs, defineJob, type Jobs } from "../src/index.js";
+
+const email = defineJob({ name: "send-email", schema: z.object({ to: z.string() }), handler: () => {} });
+const resize = defineJob({ name: "resize", schema: z.object({ width: z.number() }), handler: () => {} });
+const neverQueried = { query: async () => ({ rows: [], rowCount: 0 }) };
+const jobs = createJobs({ db: neverQueried, jobs: [email, resize] });
+
+export const typedCalls = () => {
+  void jobs.enqueue("send-email", { to: "a@b.c" });
+  void jobs.enqueue("resize", { width: 100 });
+  // @ts-expect-error the payload of send-email has no width
+  void jobs.enqueue("send-email", { width: 1 });
+  // @ts-expect-error no job is named like this
+  void jobs.enqueue("nope", {});
+  void jobs.enqueueMany([{ job: "resize", payload: { width: 1 } }]);
+  // @ts-expect-error width must be a number
+  void jobs.enqueueMany([{ job: "resize", payload: { width: "1" } }]);
+};
+
+it("a specific Jobs is assignable to Jobs<readonly AnyJob[]> (what the HTTP app and platforms take)", () => {
+  const general: Jobs<readonly AnyJob[]> = jobs;
+  expect([...general.registry.keys()]).toEqual(["send-email", "resize"]);
+});

@@ -2,8 +2,12 @@ import { Hono, type Context } from "hono";
 import type { Env } from "../config.js";
 import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
 import { type DashboardAuthOptions, resolveAuth } from "./config.js";
+import { Page } from "./layout.js";
 import { LoginPage, RefusedPage, UnconfiguredPage } from "./pages/public.js";
 import type { AnyJobs } from "./context.js";
+import { deadLetterRoutes } from "./pages/dead-letters.js";
+import { jobsRoutes } from "./pages/jobs.js";
+import { overviewRoutes } from "./pages/overview.js";
 import { CSS } from "./style.js";
 
 
@@ -91,6 +95,20 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     s.end(c, cookiePath);
     return c.redirect(`${base}/login`, 303);
   });
+
+  const deps = { base, jobs: options.jobs };
+  overviewRoutes(app, deps);
+  jobsRoutes(app, deps);
+  deadLetterRoutes(app, deps);
+
+  app.all("*", (c) =>
+    c.html(
+      <Page title="Not found" base={base} section="overview" csrf={c.var.session.csrf}>
+        <p>The dashboard has no page here.</p>
+      </Page>,
+      404,
+    ),
+  );
 
   return app;
 };

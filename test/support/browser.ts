@@ -5,6 +5,11 @@ import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { Hono } from "hono";
+import { z } from "zod";
+import { createDashboard, type DashboardOptions } from "../../src/dashboard/app.js";
+import { defineJob, PermanentJobError } from "../../src/index.js";
+import type { Harness } from "./harness.js";
 
 export const CHROMIUM = "/usr/bin/chromium";
 const ARGS = [
@@ -86,4 +91,60 @@ export const screenshot = async (page: Page, name: string): Promise<string> => {
   const path = join(RESULTS, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
+};
+
+// The dashboard under test: jobs that fail on demand, mounted as the HTTP app mounts it.
+
+export const PASSWORD = "correct horse battery staple";
+
+/** Jobs whose failures the tests switch on and off, to make dead letters the way production does. */
+export const fixtureJobs = () => {
+  const state = { broken: true, ran: [] as string[] };
+  const sync = defineJob({
+    name: "sync-account",
+    schema: z.object({ account: z.string() }),
+    maxAttempts: 1,
+    handler: (p) => {
+      if (state.broken) throw new PermanentJobError(`upstream refused account ${p.account}`);
+      state.ran.push(`sync:${p.account}`);
+    },
+  });
+  const email = defineJob({
+    name: "send-email",
+    schema: z.object({ to: z.email(), subject: z.string().min(1) }),
+    maxAttempts: 1,
+    handler: (p) => {
+      if (p.to.endsWith("@bounce.test")) throw new PermanentJobError(`mailbox ${p.to} bounced`);
+      state.ran.push(`email:${p.to}`);
+    },
+  });
+  const note = defineJob({
+    name: "note",
+    schema: z.object({ text: z.string() }),
+    maxAttempts: 1,
+    handler: (p) => {
+      throw new PermanentJobError(`could not store ${p.text}`);
+    },
+  });
+  return { state, defs: [sync, email, note] as const };
+};
+
+/** The dashboard mounted at /dashboard the way the HTTP app mounts it. */
+export const dashboardApp = (jobs: DashboardOptions["jobs"], env: Record<string, string> = { DASHBOARD_PASSWORD: PASSWORD }) => {
+  const app = new Hono();
+  app.route("/dashboard", createDashboard({ jobs, env }));
+  return app;
+};
+
+export const deadCount = async (h: Harness, job?: string): Promise<number> => {
+  const rows = await h.rows<{ n: number }>(
+    `SELECT count(*)::int AS n FROM jobs_dead_letters ${job ? "WHERE job_name = $1" : ""}`,
+    job ? [job] : [],
+  );
+  return rows[0]!.n;
+};
+
+export const queuedCount = async (h: Harness, job?: string): Promise<number> => {
+  const rows = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM jobs_queue ${job ? "WHERE job_name = $1" : ""}`, job ? [job] : []);
+  return rows[0]!.n;
 };

@@ -1,0 +1,33 @@
+/** What the page says after an action redirected to it (`?done=...&n=...`): fixed texts, never echoed input. */
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+const count = (text: string | undefined) => {
+  const n = Number.parseInt(text ?? "", 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+};
+
+export const noticeFor = (done: string | undefined, n?: string, skippedText?: string, leftText?: string): string | undefined => {
+  const k = count(n);
+  const skipped = count(skippedText);
+  const left = count(leftText);
+  switch (done) {
+    case "cancelled":
+      return "The job was cancelled.";
+    case "replayed":
+      return [
+        `Replayed ${plural(k, "dead letter", "dead letters")}${k > 0 ? ": queued to run now" : ""}.`,
+        skipped > 0 ? `${plural(skipped, "was", "were")} not replayed: already replayed or discarded, or a live job holds its idempotency key.` : "",
+        left > 0 ? `${left} more match: replay again to continue.` : "",
+      ].filter(Boolean).join(" ");
+    case "discarded":
+      return `Discarded ${plural(k, "dead letter", "dead letters")}.`;
+    case "paused":
+      return "The schedule is paused.";
+    case "resumed":
+      return "The schedule is running again.";
+    case "ran":
+      return "The schedule's job was queued to run now.";
+    default:
+      return undefined;
+  }
+};

@@ -1,0 +1,372 @@
+import type { FC } from "hono/jsx";
+import { isJobsError } from "../../errors.js";
+import { discardDeadLetter } from "../../store/dead-letter-discard.js";
+import { getDeadLetter } from "../../store/dead-letter-get.js";
+import { listDeadLetters } from "../../store/dead-letters-list.js";
+import type { DeadLetterView } from "../../store/job-view.js";
+import type { Page as Paged } from "../../store/paging.js";
+import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
+import { replayDeadLetter } from "../../store/replay.js";
+import type { DashboardContext } from "../app.js";
+import { type DashboardDeps, formList, formText, q, qs, type Routes, userError } from "../context.js";
+import { firstLine, pretty, Time } from "../format.js";
+import { Csrf, Page } from "../layout.js";
+import { noticeFor } from "../notices.js";
+
+const REASONS = ["permanent", "exhausted", "invalid_payload", "no_handler", "deadline", "lease_expired"] as const;
+
+interface Filter {
+  job?: string;
+  reason?: string;
+  cursor?: string;
+}
+
+const DeadList: FC<{
+  base: string;
+  csrf: string;
+  names: string[];
+  filter: Filter;
+  page: Paged<DeadLetterView> | undefined;
+  error?: string;
+  notice?: string;
+}> = ({ base, csrf, names, filter, page, error, notice }) => {
+  const described = [filter.job ? `job ${filter.job}` : "", filter.reason ? `reason ${filter.reason}` : ""].filter(Boolean).join(", ");
+  return (
+    <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error}>
+      <form class="filters" method="get" action={`${base}/dead-letters`} role="search" aria-label="Filter dead letters">
+        <div>
+          <label for="f-job">Job</label>
+          <select id="f-job" name="job">
+            <option value="">All jobs</option>
+            {names.map((n) => (
+              <option value={n} selected={filter.job === n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div>
+          <label for="f-reason">Reason</label>
+          <select id="f-reason" name="reason">
+            <option value="">Any reason</option>
+            {REASONS.map((r) => (
+              <option value={r} selected={filter.reason === r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit">Filter</button>
+      </form>
+      {page && page.items.length > 0 ? (
+        <>
+          {/* The checkboxes below belong to this form through their form attribute; each row's own buttons are separate forms. */}
+          <form id="selection" method="post" action={`${base}/dead-letters/replay`} class="actions">
+            <Csrf token={csrf} />
+            <button type="submit" class="primary">
+              Replay selected
+            </button>
+            <button type="submit" class="danger" formaction={`${base}/dead-letters/discard`}>
+              Discard selected
+            </button>
+          </form>
+          <div class="table-wrap">
+            <table>
+              <caption class="skip">Dead letters, most recent first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">
+                    <span class="skip">Select</span>
+                  </th>
+                  <th scope="col">Job</th>
+                  <th scope="col">Error</th>
+                  <th scope="col" class="num">Attempts</th>
+                  <th scope="col">Died</th>
+                  <th scope="col">
+                    <span class="skip">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((d) => (
+                  <tr>
+                    <td>
+                      <input type="checkbox" name="id" value={d.id} form="selection" id={`sel-${d.id}`} aria-label={`Select ${d.job} ${d.id.slice(0, 8)}`} />
+                    </td>
+                    <td>
+                      <a href={`${base}/dead-letters/${d.id}`}>{d.job}</a>
+                      <div class="muted">
+                        <code>{d.id.slice(0, 8)}</code> · {d.reason}
+                      </div>
+                    </td>
+                    <td class="clip err">{firstLine(d.lastError)}</td>
+                    <td class="num">
+                      {d.attempts}/{d.maxAttempts}
+                    </td>
+                    <td>
+                      <Time iso={d.deadAt} />
+                    </td>
+                    <td>
+                      <form method="post" action={`${base}/dead-letters/${d.id}/replay`} class="inline">
+                        <Csrf token={csrf} />
+                        <button type="submit" aria-label={`Replay ${d.job} ${d.id.slice(0, 8)}`}>
+                          Replay
+                        </button>
+                      </form>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <form method="post" action={`${base}/dead-letters/replay-all`} class="actions">
+            <Csrf token={csrf} />
+            <input type="hidden" name="job" value={filter.job ?? ""} />
+            <input type="hidden" name="reason" value={filter.reason ?? ""} />
+            <button type="submit">
+              {described ? `Replay all matching (${described})` : "Replay all dead letters"}
+            </button>
+            <span class="muted">At most {MAX_BULK_REPLAY} per click.</span>
+          </form>
+        </>
+      ) : page ? (
+        <p class="muted">No dead letters{described ? ` match (${described})` : ""}.</p>
+      ) : null}
+      <nav class="pager" aria-label="Pages">
+        {filter.cursor ? <a href={`${base}/dead-letters${qs({ job: filter.job, reason: filter.reason })}`}>First page</a> : null}
+        {page?.nextCursor ? (
+          <a href={`${base}/dead-letters${qs({ job: filter.job, reason: filter.reason, cursor: page.nextCursor })}`} rel="next">
+            Next page
+          </a>
+        ) : null}
+      </nav>
+    </Page>
+  );
+};
+
+interface Issue {
+  path: Array<string | number>;
+  message: string;
+}
+
+const DeadDetail: FC<{
+  base: string;
+  csrf: string;
+  dead: DeadLetterView;
+  known: boolean;
+  edited?: string;
+  issues?: Issue[];
+  alert?: string;
+}> = ({ base, csrf, dead, known, edited, issues, alert }) => (
+  <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert}>
+    <dl class="kv">
+      <dt>Id</dt>
+      <dd>
+        <code>{dead.id}</code>
+      </dd>
+      <dt>Job</dt>
+      <dd>{dead.job}</dd>
+      <dt>Reason</dt>
+      <dd>{dead.reason}</dd>
+      <dt>Attempts</dt>
+      <dd>
+        {dead.attempts} of {dead.maxAttempts}
+      </dd>
+      <dt>Died</dt>
+      <dd>
+        <Time iso={dead.deadAt} />
+      </dd>
+      <dt>Created</dt>
+      <dd>
+        <Time iso={dead.createdAt} />
+      </dd>
+      <dt>Priority</dt>
+      <dd>{dead.priority}</dd>
+      <dt>Idempotency key</dt>
+      <dd>{dead.idempotencyKey ?? <span class="muted">none</span>}</dd>
+      <dt>Correlation id</dt>
+      <dd>{dead.correlationId ?? <span class="muted">none</span>}</dd>
+    </dl>
+    <h2>Error</h2>
+    <pre class="err" id="last-error">
+      {dead.lastError ?? "(none recorded)"}
+    </pre>
+    <h2>Payload</h2>
+    <pre id="payload">{pretty(dead.payload)}</pre>
+    <div class="actions">
+      <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} class="inline">
+        <Csrf token={csrf} />
+        <button type="submit" class="primary">
+          Replay
+        </button>
+      </form>
+      <form method="post" action={`${base}/dead-letters/discard`} class="inline">
+        <Csrf token={csrf} />
+        <input type="hidden" name="id" value={dead.id} />
+        <button type="submit" class="danger">
+          Discard
+        </button>
+      </form>
+    </div>
+    <h2 id="edit-heading">Replay with an edited payload</h2>
+    {known ? (
+      <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} aria-labelledby="edit-heading">
+        <Csrf token={csrf} />
+        <div class="field">
+          <label for="payload-edit">Payload (JSON), checked against the schema of {dead.job} before anything is queued</label>
+          <textarea
+            id="payload-edit"
+            name="payload"
+            spellcheck={false}
+            aria-invalid={issues && issues.length > 0 ? "true" : undefined}
+            aria-describedby={issues && issues.length > 0 ? "payload-errors" : undefined}
+          >
+            {edited ?? pretty(dead.payload)}
+          </textarea>
+          {issues && issues.length > 0 ? (
+            <ul class="field-error" id="payload-errors">
+              {issues.map((i) => (
+                <li>
+                  {i.path.length > 0 ? <code>{i.path.join(".")}</code> : "payload"}: {i.message}
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+        <div class="actions">
+          <button type="submit" class="primary">
+            Replay with this payload
+          </button>
+        </div>
+      </form>
+    ) : (
+      <p class="muted">This deployment has no job named {dead.job}, so an edited payload cannot be checked. Deploy its handler first.</p>
+    )}
+  </Page>
+);
+
+const NotFound: FC<{ base: string; csrf: string }> = ({ base, csrf }) => (
+  <Page title="Not found" base={base} section="dead" csrf={csrf}>
+    <p>There is no such dead letter: it was replayed, discarded, or never existed.</p>
+    <p>
+      <a href={`${base}/dead-letters`}>Back to dead letters</a>
+    </p>
+  </Page>
+);
+
+const issuesOf = (error: unknown): Issue[] => {
+  if (!isJobsError(error)) throw error;
+  const details = error.details as { issues?: Issue[] } | undefined;
+  return details?.issues?.length ? details.issues : [{ path: [], message: error.message }];
+};
+
+const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) =>
+  `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
+
+/** Ids of every dead letter matching the filter, up to the bulk limit, through the list query. */
+const matchingIds = async ({ jobs }: DashboardDeps, job: string | undefined, reason: string | undefined): Promise<string[]> => {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await listDeadLetters(jobs.db, jobs.tables, { job, reason, cursor, limit: Math.min(500, MAX_BULK_REPLAY - ids.length) });
+    ids.push(...page.items.map((d) => d.id));
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && ids.length < MAX_BULK_REPLAY);
+  return ids;
+};
+
+export const deadLetterRoutes: Routes = (app, deps) => {
+  const { base, jobs } = deps;
+  const names = () => [...jobs.registry.keys()].sort();
+
+  const list = async (c: DashboardContext, error?: string) => {
+    const filter: Filter = { job: q(c.req.query("job")), reason: q(c.req.query("reason")), cursor: q(c.req.query("cursor")) };
+    const csrf = c.var.session.csrf;
+    try {
+      const page = await listDeadLetters(jobs.db, jobs.tables, filter);
+      const notice = noticeFor(c.req.query("done"), c.req.query("n"), c.req.query("skipped"), c.req.query("left"));
+      return c.html(<DeadList base={base} csrf={csrf} names={names()} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
+    } catch (e) {
+      return c.html(<DeadList base={base} csrf={csrf} names={names()} filter={filter} page={undefined} error={userError(e)} />, 400);
+    }
+  };
+
+  app.get("/dead-letters", (c) => list(c));
+
+  app.get("/dead-letters/:id", async (c) => {
+    const dead = await getDeadLetter(jobs.db, jobs.tables, c.req.param("id"));
+    const csrf = c.var.session.csrf;
+    if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
+    return c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} />);
+  });
+
+  // Replay one, as it was or (with a `payload` field) edited and checked against the job's schema first.
+  app.post("/dead-letters/:id/replay", async (c) => {
+    const id = c.req.param("id");
+    const csrf = c.var.session.csrf;
+    const text = formText(c.var.form.payload);
+    if (text === undefined) {
+      try {
+        const replayed = await replayDeadLetter(jobs.db, jobs.tables, id);
+        // Already replayed (a double click, another operator): the job is queued once, and the page says so.
+        return c.redirect(replayed ? doneUrl(base, "replayed", 1) : doneUrl(base, "replayed", 0, 1), 303);
+      } catch (e) {
+        return list(c, userError(e));
+      }
+    }
+    const dead = await getDeadLetter(jobs.db, jobs.tables, id);
+    if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
+    const again = (issues: Issue[], alert?: string) =>
+      c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} edited={text} issues={issues} alert={alert} />, 422);
+    let payload: unknown;
+    try {
+      payload = JSON.parse(text);
+    } catch (e) {
+      return again([{ path: [], message: `not valid JSON (${(e as Error).message})` }], "The payload was not replayed: fix the errors below.");
+    }
+    try {
+      const replayed = await replayDeadLetter(jobs.db, jobs.tables, id, { payload, registry: jobs.registry, maxPayloadBytes: jobs.settings.maxPayloadBytes });
+      return c.redirect(replayed ? doneUrl(base, "replayed", 1) : doneUrl(base, "replayed", 0, 1), 303);
+    } catch (e) {
+      if (isJobsError(e) && e.code === "conflict") return again([], e.message);
+      return again(issuesOf(e), "The payload was not replayed: fix the errors below.");
+    }
+  });
+
+  app.post("/dead-letters/replay", async (c) => {
+    const ids = formList(c.var.form.id);
+    if (ids.length === 0) return list(c, "Select at least one dead letter to replay.");
+    try {
+      const result = await bulkReplay(jobs.db, jobs.tables, { ids });
+      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length), 303);
+    } catch (e) {
+      return list(c, userError(e));
+    }
+  });
+
+  app.post("/dead-letters/replay-all", async (c) => {
+    const job = q(formText(c.var.form.job));
+    const reason = q(formText(c.var.form.reason));
+    try {
+      // A job filter alone is the bulk statement's own selector; other filters go through the list's ids.
+      const result =
+        job !== undefined && reason === undefined
+          ? await bulkReplay(jobs.db, jobs.tables, { job })
+          : await (async () => {
+              const ids = await matchingIds(deps, job, reason);
+              return ids.length > 0 ? bulkReplay(jobs.db, jobs.tables, { ids }) : { replayed: [], skipped: [], remaining: 0 };
+            })();
+      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
+    } catch (e) {
+      return list(c, userError(e));
+    }
+  });
+
+  app.post("/dead-letters/discard", async (c) => {
+    const ids = formList(c.var.form.id);
+    if (ids.length === 0) return list(c, "Select at least one dead letter to discard.");
+    let n = 0;
+    for (const id of ids.slice(0, MAX_BULK_REPLAY)) if (await discardDeadLetter(jobs.db, jobs.tables, id)) n++;
+    return c.redirect(doneUrl(base, "discarded", n), 303);
+  });
+};

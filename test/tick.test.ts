@@ -142,6 +142,24 @@ describe("tick", () => {
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "deadline", attempts: 2 });
   });
 
+  it("takes a lease that covers the rest of the budget plus the margin, so no heartbeat is needed", async () => {
+    let lease: Date | undefined;
+    const probe = defineJob({
+      name: "lease-probe",
+      schema: z.object({}),
+      handler: async (_p, ctx) => {
+        const [row] = await h.rows<{ lease_expires_at: Date }>(`SELECT lease_expires_at FROM ${jobs.tables.queue} WHERE id = $1`, [ctx.jobId]);
+        lease = row!.lease_expires_at;
+      },
+    });
+    const jobs = await h.isolated([probe], { leaseMs: 1_000, leaseMarginMs: 7_000 });
+    await jobs.enqueue("lease-probe", {});
+    const started = Date.now();
+    await jobs.tick({ budgetMs: 120_000 });
+    // At least budget + margin from the claim (minus the little time before it), never just JOBS_LEASE.
+    expect(lease!.getTime() - started).toBeGreaterThan(120_000 + 7_000 - 2_000);
+  });
+
   it("runs at most `concurrency` handlers at once and claims no more than its free slots", async () => {
     let inFlight = 0;
     let peak = 0;

@@ -1,0 +1,140 @@
+import { getDeadLetter } from "../../store/dead-letter-get.js";
+import { discardDeadLetter } from "../../store/dead-letter-discard.js";
+import { listDeadLetters } from "../../store/dead-letters-list.js";
+import { replayDeadLetter } from "../../store/replay.js";
+import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
+import { MAX_LIMIT } from "../../store/paging.js";
+import { type CommandSpec, stringOption } from "../command.js";
+import { CliError, EXIT, type ExitCode, usageError } from "../errors.js";
+import { clip, plural, table } from "../output.js";
+import { intOption, jsonArgument } from "../parse.js";
+
+const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter with id ${id}`);
+
+const list: CommandSpec = {
+  path: ["dead-letters", "list"],
+  summary: "Dead letters, most recent first",
+  maxArgs: 0,
+  options: {
+    job: { type: "string", value: "NAME", description: "only this job" },
+    reason: { type: "string", value: "REASON", description: "exhausted, permanent, invalid_payload, no_handler, deadline, lease_expired" },
+    limit: { type: "string", value: "N", description: `at most N (default 50, up to ${MAX_LIMIT})` },
+    cursor: { type: "string", value: "CURSOR", description: "the next page, as the previous page printed it" },
+  },
+  async run(session, _args, values) {
+    const jobs = await session.jobs("none", "dead-letters list");
+    const page = await listDeadLetters(jobs.db, jobs.tables, {
+      job: stringOption(values, "job"),
+      reason: stringOption(values, "reason"),
+      limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_LIMIT),
+      cursor: stringOption(values, "cursor"),
+    });
+    session.print(page, () => {
+      if (page.items.length === 0) return "no dead letters";
+      const rows = page.items.map((d) => [d.id, d.job, d.reason, `${d.attempts}/${d.maxAttempts}`, d.deadAt, clip(d.lastError)]);
+      const more = page.nextCursor ? `\nmore: pgtick dead-letters list --cursor ${page.nextCursor}` : "";
+      return `${table(["id", "job", "reason", "attempts", "dead at", "last error"], rows)}${more}`;
+    });
+  },
+};
+
+const show: CommandSpec = {
+  path: ["dead-letters", "show"],
+  summary: "Everything about one dead letter, payload included",
+  args: "<id>",
+  minArgs: 1,
+  maxArgs: 1,
+  async run(session, [id]) {
+    const jobs = await session.jobs("none", "dead-letters show");
+    const dead = await getDeadLetter(jobs.db, jobs.tables, id!);
+    if (!dead) throw notFound(id!);
+    session.print(dead, () =>
+      [
+        `id:              ${dead.id}`,
+        `job:             ${dead.job}`,
+        `reason:          ${dead.reason}`,
+        `attempts:        ${dead.attempts} of ${dead.maxAttempts}`,
+        `priority:        ${dead.priority}`,
+        `created at:      ${dead.createdAt}`,
+        `dead at:         ${dead.deadAt}`,
+        `idempotency key: ${dead.idempotencyKey ?? "-"}`,
+        `correlation id:  ${dead.correlationId ?? "-"}`,
+        `last error:      ${dead.lastError ?? "-"}`,
+        `payload:`,
+        JSON.stringify(dead.payload, null, 2),
+      ].join("\n"),
+    );
+  },
+};
+
+const replay: CommandSpec = {
+  path: ["dead-letters", "replay"],
+  summary: "Queue dead letters again, due now (by id, or the oldest of one job)",
+  args: "[<id>...]",
+  options: {
+    job: { type: "string", value: "NAME", description: "replay this job's dead letters, oldest first (instead of ids)" },
+    limit: { type: "string", value: "N", description: `with --job: at most N (default and maximum ${MAX_BULK_REPLAY})` },
+    payload: { type: "string", value: "JSON", description: "with one id: replay with this payload instead (checked against the job's schema)" },
+  },
+  details: "Exits 4 when an id is not a dead letter, 5 when a queued or running job holds its id or idempotency key (it stays a dead letter).",
+  async run(session, ids, values) {
+    const job = stringOption(values, "job");
+    const payloadText = stringOption(values, "payload");
+    if (job !== undefined && ids.length > 0) throw usageError("give dead letter ids or --job, not both");
+    if (job === undefined && ids.length === 0) throw usageError("give at least one dead letter id, or --job NAME");
+    if (payloadText !== undefined && ids.length !== 1) throw usageError("--payload replays one dead letter: give exactly one id");
+    if (values.limit !== undefined && job === undefined) throw usageError("--limit goes with --job");
+
+    if (payloadText !== undefined) {
+      const payload = jsonArgument(payloadText, "--payload");
+      const jobs = await session.jobs("required", "replaying with an edited payload");
+      const done = await replayDeadLetter(jobs.db, jobs.tables, ids[0]!, { payload, registry: jobs.registry, maxPayloadBytes: jobs.settings.maxPayloadBytes });
+      if (!done) throw notFound(ids[0]!);
+      return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id} with the edited payload`);
+    }
+    const jobs = await session.jobs("none", "dead-letters replay");
+    if (ids.length === 1) {
+      const done = await replayDeadLetter(jobs.db, jobs.tables, ids[0]!);
+      if (!done) throw notFound(ids[0]!);
+      return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id}`);
+    }
+    const result = await bulkReplay(
+      jobs.db,
+      jobs.tables,
+      job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY) } : { ids },
+    );
+    session.print(result, () => {
+      const lines = [`replayed ${plural(result.replayed.length, "dead letter")}`];
+      for (const s of result.skipped) {
+        lines.push(s.reason === "conflict" ? `skipped ${s.id}: a queued or running job holds its id or idempotency key` : `skipped ${s.id}: no such dead letter`);
+      }
+      if (result.remaining > 0) lines.push(`${result.remaining} left for ${job}: run it again to continue`);
+      return lines.join("\n");
+    });
+    const reasons = new Set(result.skipped.map((s) => s.reason));
+    return reasons.has("not_found") ? EXIT.notFound : reasons.has("conflict") ? EXIT.conflict : EXIT.ok;
+  },
+};
+
+const discard: CommandSpec = {
+  path: ["dead-letters", "discard"],
+  summary: "Delete dead letters for good",
+  args: "<id>...",
+  minArgs: 1,
+  details: "Exits 4 when any id was not a dead letter (the others are still discarded).",
+  async run(session, ids) {
+    const jobs = await session.jobs("none", "dead-letters discard");
+    const discarded: string[] = [];
+    const missing: string[] = [];
+    for (const id of ids) ((await discardDeadLetter(jobs.db, jobs.tables, id)) ? discarded : missing).push(id);
+    if (session.globals.json) session.print({ discarded, missing }, () => "");
+    else {
+      if (discarded.length > 0) session.out(discarded.map((id) => `discarded ${id}`).join("\n"));
+      for (const id of missing) session.io.stderr(`pgtick: no dead letter with id ${id}\n`);
+    }
+    const code: ExitCode = missing.length > 0 ? EXIT.notFound : EXIT.ok;
+    return code;
+  },
+};
+
+export const deadLetterCommands: CommandSpec[] = [list, show, replay, discard];

@@ -1,0 +1,52 @@
+import { getStats } from "../../store/stats.js";
+import type { CommandSpec } from "../command.js";
+import { ms, table } from "../output.js";
+
+export const statsCommand: CommandSpec = {
+  path: ["stats"],
+  summary: "Queue depth, waiting time, dead letters and the last hour's counts",
+  maxArgs: 0,
+  async run(session) {
+    const jobs = await session.jobs("none", "stats");
+    const stats = await getStats(jobs.db, jobs.tables);
+    session.print(stats, () => {
+      const byJob = new Map<string, { queued: number; running: number; waiting: number | null; dead: number; ok: number; failed: number }>();
+      const row = (job: string) => {
+        let r = byJob.get(job);
+        if (!r) byJob.set(job, (r = { queued: 0, running: 0, waiting: null, dead: 0, ok: 0, failed: 0 }));
+        return r;
+      };
+      for (const q of stats.queue) {
+        const r = row(q.job);
+        r[q.status] += q.count;
+        if (q.oldestWaitingMs !== null) r.waiting = Math.max(r.waiting ?? 0, q.oldestWaitingMs);
+      }
+      for (const d of stats.deadLetters) row(d.job).dead += d.count;
+      for (const m of stats.minutes) {
+        row(m.job).ok += m.succeeded;
+        row(m.job).failed += m.failed;
+      }
+      const lines: string[] = [];
+      if (byJob.size === 0) lines.push("no jobs queued, no dead letters, nothing ran in the last hour");
+      else {
+        const names = [...byJob.keys()].sort();
+        lines.push(
+          table(
+            ["job", "queued", "running", "oldest due waits", "dead letters", "succeeded 1h", "failed 1h"],
+            names.map((n) => {
+              const r = byJob.get(n)!;
+              return [n, String(r.queued), String(r.running), ms(r.waiting), String(r.dead), String(r.ok), String(r.failed)];
+            }),
+          ),
+        );
+      }
+      lines.push("");
+      lines.push(`last tick: ${stats.lastTickAt ?? "never"}`);
+      const report = stats.lastReport as { claimed?: number; succeeded?: number; durationMs?: number } | null;
+      if (report && stats.lastReportAt) {
+        lines.push(`last tick that ran jobs: ${stats.lastReportAt} (claimed ${report.claimed ?? 0}, succeeded ${report.succeeded ?? 0}, ${ms(report.durationMs ?? 0)})`);
+      }
+      return lines.join("\n");
+    });
+  },
+};

@@ -1,0 +1,99 @@
+import { isJobsError, type JobsErrorCode } from "../errors.js";
+
+/**
+ * Exit codes a script can branch on. Stable: documented in the README and
+ * printed by `pgtick --help`.
+ */
+export const EXIT = {
+  ok: 0,
+  /** Something unexpected: a database error, a bug. */
+  failed: 1,
+  /** The command line itself is wrong: unknown command or option, missing argument, JSON that does not parse. */
+  usage: 2,
+  /** The library refused the input: unknown job, payload not matching the schema, bad option value. */
+  rejected: 3,
+  /** No such dead letter or schedule. */
+  notFound: 4,
+  /** A live job holds the id or idempotency key a replay needs. */
+  conflict: 5,
+  /** Configuration: DATABASE_URL unset, jobs module missing or broken, tables not migrated. */
+  config: 6,
+  /** The database could not be reached or refused the login. */
+  unreachable: 7,
+  /** Ctrl-C (128 + SIGINT), as shells report it. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error meant for the operator: one line of text and the exit code to end with. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    readonly exitCode: ExitCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const usageError = (message: string) => new CliError(EXIT.usage, message);
+
+const BY_CODE: Record<JobsErrorCode, ExitCode> = {
+  unknown_job: EXIT.rejected,
+  invalid_payload: EXIT.rejected,
+  payload_too_large: EXIT.rejected,
+  invalid_options: EXIT.rejected,
+  invalid_schedule: EXIT.rejected,
+  malformed_json: EXIT.usage,
+  unsupported_media_type: EXIT.usage,
+  not_found: EXIT.notFound,
+  conflict: EXIT.conflict,
+  invalid_config: EXIT.config,
+  unauthorized: EXIT.config,
+};
+
+// Node's network errors, and PostgreSQL's connection (08), login (28) and unknown-database (3D000) classes.
+const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const errorCode = (e: unknown): string | undefined => {
+  if (typeof e !== "object" || e === null) return undefined;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string") return code;
+  // Node reports a refused connection to every address of a host as an AggregateError.
+  const errors = (e as { errors?: unknown }).errors;
+  return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
+};
+
+const isUnreachable = (e: unknown): boolean => {
+  const code = errorCode(e);
+  return code !== undefined && (NETWORK.has(code) || code.startsWith("08") || code.startsWith("28") || code === "3D000");
+};
+
+/** The code to exit with for any error a command threw. */
+export const exitCodeFor = (e: unknown): ExitCode => {
+  if (e instanceof CliError) return e.exitCode;
+  if (isJobsError(e)) return BY_CODE[e.code] ?? EXIT.failed;
+  if (isUnreachable(e)) return EXIT.unreachable;
+  if (errorCode(e) === "42P01") return EXIT.config;
+  return EXIT.failed;
+};
+
+const issuesText = (details: unknown): string => {
+  const issues = (details as { issues?: unknown } | undefined)?.issues;
+  if (!Array.isArray(issues)) return "";
+  const parts = issues.slice(0, 5).map((i: { path?: unknown[]; message?: string }) => {
+    const path = Array.isArray(i.path) && i.path.length > 0 ? `${i.path.join(".")}: ` : "";
+    return `${path}${i.message ?? "invalid"}`;
+  });
+  return `: ${parts.join("; ")}${issues.length > 5 ? `; and ${issues.length - 5} more` : ""}`;
+};
+
+/** One line that says what went wrong, without a stack: what the operator sees. */
+export const oneLine = (e: unknown): string => {
+  if (isJobsError(e)) return `${e.message}${issuesText(e.details)}`.replace(/\s*\n\s*/g, " ");
+  const code = errorCode(e);
+  const message = e instanceof Error ? e.message || code || e.name : String(e);
+  if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
+  if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
+  return message.replace(/\s*\n\s*/g, " ");
+};

@@ -1,0 +1,24 @@
+/** Plain-text tables for people; scripts use --json. */
+export const table = (headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string => {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(headers), ...rows.map(line)].join("\n");
+};
+
+/** Keeps one table row on one line. */
+export const clip = (text: string | null | undefined, max = 60): string => {
+  if (!text) return "";
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+export const ms = (value: number | null | undefined): string => {
+  if (value === null || value === undefined) return "-";
+  if (value < 1_000) return `${value} ms`;
+  if (value < 60_000) return `${(value / 1_000).toFixed(1)} s`;
+  if (value < 3_600_000) return `${(value / 60_000).toFixed(1)} min`;
+  return `${(value / 3_600_000).toFixed(1)} h`;
+};
+
+export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;

@@ -1,0 +1,28 @@
+import { parseDuration } from "../duration.js";
+import { usageError } from "./errors.js";
+
+/** `--limit 20` etc.: a whole number in a range, or a usage error naming the option. */
+export const intOption = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw usageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return n;
+};
+
+export const durationOption = (raw: string | undefined, name: string): number | undefined => {
+  if (raw === undefined) return undefined;
+  const ms = parseDuration(raw);
+  if (ms === undefined) throw usageError(`--${name} must be a duration such as 30s, 5m or 1500 (milliseconds), got ${JSON.stringify(raw)}`);
+  return ms;
+};
+
+/** JSON from the command line, with the parser's complaint in the message. */
+export const jsonArgument = (text: string, what: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw usageError(`${what} is not valid JSON (${(e as Error).message}); quote it for the shell, e.g. '{"to":"ada@example.com"}'`);
+  }
+};

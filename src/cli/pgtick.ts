@@ -1,0 +1,28 @@
+// The operator CLI's process: real stdin/stdout, Ctrl-C, and the exit code.
+import { runCli } from "./main.js";
+
+const controller = new AbortController();
+let interrupts = 0;
+const onSignal = () => {
+  // The first Ctrl-C ends a running tick cleanly (it requeues its jobs); a second one gives up at once.
+  if (++interrupts > 1) process.exit(130);
+  controller.abort();
+};
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+const readStdin = async (): Promise<string> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+};
+
+const code = await runCli(process.argv.slice(2), {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  env: process.env,
+  cwd: process.cwd(),
+  signal: controller.signal,
+  stdin: readStdin,
+});
+process.exitCode = code;

@@ -1,0 +1,46 @@
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import type { Env } from "../config.js";
+
+/** Where `npm run dev` keeps its state: DEV_DIR, default `.dev` (git-ignored). */
+export const devPaths = (env: Env, cwd: string) => {
+  const dir = env.DEV_DIR ? (isAbsolute(env.DEV_DIR) ? env.DEV_DIR : resolve(cwd, env.DEV_DIR)) : join(cwd, ".dev");
+  return {
+    dir,
+    /** The embedded PostgreSQL's data directory. */
+    pg: join(dir, "pg"),
+    /** Tokens generated on first run. */
+    secrets: join(dir, "secrets.json"),
+    /** Written while the dev server runs, so the CLI can find its database. */
+    server: join(dir, "server.json"),
+  };
+};
+
+export interface DevServerInfo {
+  readonly pid: number;
+  readonly url: string;
+  readonly databaseUrl: string;
+  readonly jobsModule: string;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to someone else.
+    return (e as { code?: string }).code === "EPERM";
+  }
+};
+
+/** The dev server running from this folder, if any (a file left by a killed one is ignored). */
+export const runningDevServer = (env: Env, cwd: string): DevServerInfo | undefined => {
+  const file = devPaths(env, cwd).server;
+  if (!existsSync(file)) return undefined;
+  try {
+    const info = JSON.parse(readFileSync(file, "utf8")) as DevServerInfo;
+    return typeof info.pid === "number" && typeof info.databaseUrl === "string" && alive(info.pid) ? info : undefined;
+  } catch {
+    return undefined;
+  }
+};

@@ -28,9 +28,13 @@ export interface Latency {
 }
 
 export interface EnqueueFigures {
+  /** POST /api/jobs, one job per request, autocannon at 32 connections. */
   readonly httpReqPerSec: number | null;
   readonly httpP50Ms: number | null;
   readonly httpP99Ms: number | null;
+  /** The same request sent one at a time: the latency of a single enqueue. */
+  readonly httpSingleP50Ms: number | null;
+  readonly httpSingleP99Ms: number | null;
   /** Ours, jobs per second through enqueueMany in chunks. */
   readonly batchJobsPerSec: number;
   readonly bulk: Array<{ system: SystemName; jobsPerSec: number }>;
@@ -165,10 +169,10 @@ export const goals = (r: Omit<Results, "goals">): Goal[] => {
       met: bestBulk > 0 ? r.enqueue.batchJobsPerSec >= bestBulk : null,
     },
     {
-      goal: "single HTTP enqueue p50",
+      goal: "single HTTP enqueue p50 (one request at a time)",
       target: "< 2 ms",
-      measured: r.enqueue.httpP50Ms != null ? `${r.enqueue.httpP50Ms} ms` : "not measured",
-      met: r.enqueue.httpP50Ms != null ? r.enqueue.httpP50Ms < 2 : null,
+      measured: r.enqueue.httpSingleP50Ms != null ? `${r.enqueue.httpSingleP50Ms} ms (at 32 connections: ${r.enqueue.httpP50Ms} ms)` : "not measured",
+      met: r.enqueue.httpSingleP50Ms != null ? r.enqueue.httpSingleP50Ms < 2 : null,
     },
     {
       goal: "enqueue -> start p50 with the kick",
@@ -232,7 +236,13 @@ export const render = (r: Results): string => {
           num(r.enqueue.bulk.find((b) => b.system === "graphile-worker")?.jobsPerSec),
         ],
         ["HTTP enqueue, req/s (32 connections)", num(r.enqueue.httpReqPerSec), "", ""],
-        ["HTTP enqueue p50 / p99, ms", r.enqueue.httpP50Ms == null ? "-" : `${num(r.enqueue.httpP50Ms, 2)} / ${num(r.enqueue.httpP99Ms, 2)}`, "", ""],
+        ["HTTP enqueue p50 / p99 ms (32 connections)", r.enqueue.httpP50Ms == null ? "-" : `${num(r.enqueue.httpP50Ms, 0)} / ${num(r.enqueue.httpP99Ms, 0)}`, "", ""],
+        [
+          "HTTP enqueue p50 / p99 ms (one at a time)",
+          r.enqueue.httpSingleP50Ms == null ? "-" : `${num(r.enqueue.httpSingleP50Ms, 2)} / ${num(r.enqueue.httpSingleP99Ms, 2)}`,
+          "",
+          "",
+        ],
         ["idle tick: statements / median ms", `${r.idleTick.statements} / ${num(r.idleTick.ms, 2)}`, "", ""],
         [
           "enqueue → start p50/p95/p99 ms, kick on",

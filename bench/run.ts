@@ -5,6 +5,7 @@ import { writeFileSync } from "node:fs";
 import { installDriverCounter } from "./counting.js";
 import { machine } from "./machine.js";
 import { measureDrains } from "./measure/drain.js";
+import { measureHttpEnqueue } from "./measure/http.js";
 import { measureIdleTick } from "./measure/idle.js";
 import { parseOptions, type SystemKey } from "./options.js";
 import { bulkRates, drainRows, goals, ratios, render, type Results } from "./report.js";
@@ -47,14 +48,18 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
     const idleTick = await measureIdleTick(await server.createDatabase(`bench_${tag}_idle`), options.quick ? 50 : 200);
     log(`idle tick: ${idleTick.statements} statement(s), ${idleTick.ms.toFixed(2)} ms median`);
 
+    const http = await measureHttpEnqueue(await server.createDatabase(`bench_${tag}_http`), options.quick ? 2 : 10, options.quick ? 300 : 2_000);
+    log(`HTTP enqueue: ${http.reqPerSec} req/s at 32 connections (p50 ${http.p50Ms} ms), one at a time p50 ${http.singleP50Ms} ms`);
     const bulk = bulkRates(samples, options.n);
     const enqueue = {
-      httpReqPerSec: null,
-      httpP50Ms: null,
-      httpP99Ms: null,
+      httpReqPerSec: http.reqPerSec,
+      httpP50Ms: http.p50Ms,
+      httpP99Ms: http.p99Ms,
+      httpSingleP50Ms: http.singleP50Ms,
+      httpSingleP99Ms: http.singleP99Ms,
       batchJobsPerSec: bulk.find((b) => b.system === "ours")?.jobsPerSec ?? 0,
       bulk,
-      note: "HTTP enqueue not measured: src/http/app.ts is not in this tree yet.",
+      note: "HTTP: POST /api/jobs of createApp (src/http/app.ts) on @hono/node-server, autocannon in the same process; latencies at 32 connections are whole milliseconds.",
     };
     const latency = { kickOn: null, kickOff: null, note: "enqueue → start latency not measured: src/platform (the kick) is not in this tree yet." };
 

@@ -17,7 +17,7 @@ describe("npm run bench (tiny run)", () => {
     const out = join(dir, "results.json");
     const n = 200;
     const progress: string[] = [];
-    const returned = await runBench(["--n", String(n), "--runs", "1", "--concurrency", "10", "--out", out], (line) => void progress.push(line));
+    const returned = await runBench(["--quick", "--n", String(n), "--runs", "1", "--concurrency", "10", "--out", out], (line) => void progress.push(line));
     const results = JSON.parse(readFileSync(out, "utf8")) as Results;
     expect(results).toEqual(JSON.parse(JSON.stringify(returned)));
 
@@ -45,6 +45,8 @@ describe("npm run bench (tiny run)", () => {
     expect(results.idleTick.statements).toBe(1);
     expect(results.idleTick.driverStatements).toBe(1);
     expect(results.enqueue.batchJobsPerSec).toBeGreaterThan(0);
+    expect(results.enqueue.httpReqPerSec).toBeGreaterThan(0);
+    expect(results.enqueue.httpSingleP50Ms).toBeGreaterThan(0);
     expect(results.enqueue.bulk.map((b) => b.system)).toEqual(["ours", "pg-boss", "graphile-worker"]);
     expect(results.latency).toHaveProperty("kickOn");
     expect(results.latency).toHaveProperty("kickOff");

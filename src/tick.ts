@@ -240,6 +240,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
 
   let first = true;
   let queueEmpty = false;
+  // A failed statement ends the loop; the tick still requeues what it holds, then rethrows.
+  let failure: { error: unknown } | undefined;
   try {
     for (;;) {
       if (stopped || Date.now() >= deadline) break;
@@ -250,26 +252,40 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         pending = [];
         const owner = crypto.randomUUID();
         const leaseMs = Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs);
-        const result = await step({
-          ...split(settled),
-          claim: want > 0 ? { limit: want, owner, leaseMs } : undefined,
-          reclaim: first ? { limit: RECLAIM_LIMIT } : undefined,
-          markTick: first,
-          probe: first ? extensions.flatMap((e) => e.probe(tables)) : undefined,
-        });
+        let result: StepResult;
+        try {
+          result = await step({
+            ...split(settled),
+            claim: want > 0 ? { limit: want, owner, leaseMs } : undefined,
+            reclaim: first ? { limit: RECLAIM_LIMIT } : undefined,
+            markTick: first,
+            probe: first ? extensions.flatMap((e) => e.probe(tables)) : undefined,
+          });
+        } catch (error) {
+          // The statement is atomic: none of it happened, so its settlements are still owed.
+          pending = [...settled, ...pending];
+          failure = { error };
+          logger.log("error", "tick statement failed", { error: errorText(error) });
+          break;
+        }
         account(settled, [], result);
         queueEmpty = want > 0 && result.claimed.length < want && result.reclaimed.length === 0;
-        if (first) {
-          for (const extension of extensions) {
-            const enqueued = await extension.afterProbe(result.probe, { db: counted, tables, logger });
-            if (enqueued > 0) queueEmpty = false;
-          }
-        }
-        first = false;
         counts.claimed += result.claimed.length;
         for (const row of result.claimed) {
           rowsById.set(row.id, row);
           start(row, owner);
+        }
+        if (first) {
+          first = false;
+          for (const extension of extensions) {
+            try {
+              const enqueued = await extension.afterProbe(result.probe, { db: counted, tables, logger });
+              if (enqueued > 0) queueEmpty = false;
+            } catch (error) {
+              // A broken extension (a schedule) must not stop the queue from draining.
+              logger.log("error", "tick extension failed", { error: errorText(error) });
+            }
+          }
         }
         continue;
       }
@@ -322,5 +338,6 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     statements,
   };
   logger.log(busy ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
+  if (failure) throw failure.error;
   return report;
 };

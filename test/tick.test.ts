@@ -228,6 +228,35 @@ describe("tick", () => {
     expect(report).toMatchObject({ claimed: 1, requeued: 1, requeuedIds: [id] });
   });
 
+  it("when a statement fails mid-tick, still settles what finished and requeues what runs, then throws", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
+    const held = defineJob({ name: "held", schema: z.object({}), handler: () => gate });
+    let statements = 0;
+    // Fault injection in front of the real server: the third statement fails as a dropped connection would.
+    const flaky = { query: (text: string, params?: readonly unknown[]) => (++statements === 3 ? Promise.reject(new Error("connection reset")) : h.db.query(text, params)) };
+    const setup = await h.isolated([quick, held]);
+    const jobs = h.make([quick, held], { tablePrefix: setup.settings.tablePrefix }, flaky);
+    const { id: heldId } = await jobs.enqueue("held", {}, { priority: 1 });
+    await jobs.enqueueMany([{ job: "quick", payload: {} }, { job: "quick", payload: {} }]);
+    statements = 0;
+    await expect(jobs.tick({ budgetMs: 20_000, concurrency: 3, batchSize: 1 })).rejects.toThrow("connection reset");
+    expect(statements).toBe(4);
+    open();
+    // Statements: 1 claims "held", 2 claims the first "quick", 3 (claiming the second) fails.
+    // The final statement still writes the first quick job's completion and requeues "held".
+    const left = await h.rows<{ id: string; job_name: string; status: string; attempt: number }>(
+      `SELECT id, job_name, status, attempt FROM ${jobs.tables.queue} ORDER BY job_name`);
+    expect(left).toEqual([
+      { id: heldId, job_name: "held", status: "queued", attempt: 1 },
+      { id: expect.any(String), job_name: "quick", status: "queued", attempt: 0 },
+    ]);
+    // The held run finishes late: its write is refused by the fence.
+    await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === heldId && e.late === true)).toBe(true);
+    expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
+  });
+
   it("writes structured JSON log lines", async () => {
     const lines: string[] = [];
     const logged = defineJob({ name: "logged", schema: z.object({}), handler: (_p, ctx) => ctx.log("info", "hello from the handler", { step: 1 }) });

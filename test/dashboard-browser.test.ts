@@ -3,11 +3,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { dashboardApp, deadCount, fixtureJobs, launchBrowser, PASSWORD, queuedCount, screenshot, serve, type Served } from "./support/browser.js";
+import { createJobs, memoryLogger } from "../src/index.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("dash_browser");
 const { state, defs } = fixtureJobs();
-const jobs = h.make(defs);
+// Built here rather than with h.make, to pass a schedule for the Schedules page.
+const jobs = createJobs({
+  db: h.main,
+  jobs: defs,
+  schedules: [{ name: "new-year-sync", cron: "30 3 1 1 *", timezone: "Europe/London", job: "sync-account", payload: { account: "yearly" } }],
+  settings: { leaseMarginMs: 1_000 },
+  logger: memoryLogger(),
+});
 
 let server: Served;
 let browser: Browser;
@@ -253,5 +261,36 @@ describe("dashboard in Chromium", () => {
     }
     expect(await deadCount(h, "sync-account")).toBe(1);
     expect(await queuedCount(h)).toBe(1);
+  });
+
+  it("shows schedules with their next runs, and pauses, resumes and runs one now", async () => {
+    const before = await queuedCount(h, "sync-account");
+    await page.goto(url("/schedules"));
+    const card = page.locator("#schedule-new-year-sync");
+    expect(await card.getByRole("heading").textContent()).toBe("new-year-sync ");
+    expect(await card.textContent()).toContain("30 3 1 1 *");
+    expect(await card.textContent()).toContain("Europe/London");
+    const description = (await jobs.schedules.list())[0]!.description;
+    expect(await card.textContent()).toContain(description);
+    const runs = await card.locator(".next-runs li time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")));
+    expect(runs.length).toBe(3);
+    // January 1st, 03:30 in London is 03:30 UTC (winter time).
+    for (const r of runs) expect(r).toMatch(/^\d{4}-01-01T03:30:00/);
+    await screenshot(page, "11-schedules");
+
+    await card.getByRole("button", { name: "Pause new-year-sync" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("The schedule is paused");
+    expect(await card.locator(".badge.paused").count()).toBe(1);
+    expect(await card.textContent()).toContain("none while paused");
+    expect((await jobs.schedules.list())[0]!.paused).toBe(true);
+
+    await card.getByRole("button", { name: "Resume new-year-sync" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("running again");
+    expect(await card.locator(".badge.paused").count()).toBe(0);
+
+    await card.getByRole("button", { name: "Run new-year-sync now" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("queued to run now");
+    expect(await queuedCount(h, "sync-account")).toBe(before + 1);
+    expect(await card.getByRole("link", { name: "job" }).count()).toBe(1);
   });
 });

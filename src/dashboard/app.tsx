@@ -8,11 +8,13 @@ import type { AnyJobs } from "./context.js";
 import { deadLetterRoutes } from "./pages/dead-letters.js";
 import { jobsRoutes } from "./pages/jobs.js";
 import { overviewRoutes } from "./pages/overview.js";
+import { scheduleRoutes } from "./pages/schedules.js";
 import { CSS } from "./style.js";
 
 
 export interface DashboardOptions extends DashboardAuthOptions {
-  readonly jobs: AnyJobs;
+  /** The jobs instance, or a per-request getter (edge runtimes make one per request; see createApp). */
+  readonly jobs: AnyJobs | ((c: Context) => AnyJobs | Promise<AnyJobs>);
   /** Where DASHBOARD_* settings are read. Default: process.env when it exists. */
   readonly env?: Env;
   /** The path the dashboard is mounted at, for its links and its cookie. Default `/dashboard`. */
@@ -88,6 +90,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       c.set("form", form);
     }
     c.set("session", session);
+    // Resolved only behind the login, so refused requests never open a pool.
+    c.set("jobs", typeof options.jobs === "function" ? await options.jobs(c) : options.jobs);
     await next();
   });
 
@@ -96,10 +100,11 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     return c.redirect(`${base}/login`, 303);
   });
 
-  const deps = { base, jobs: options.jobs };
+  const deps = { base };
   overviewRoutes(app, deps);
   jobsRoutes(app, deps);
   deadLetterRoutes(app, deps);
+  scheduleRoutes(app, deps);
 
   app.all("*", (c) =>
     c.html(

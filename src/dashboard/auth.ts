@@ -1,11 +1,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { DashboardAuth } from "./config.js";
+import type { AnyJobs } from "./context.js";
 import { randomToken, sameText, type Session, sessionKey, signSession, verifySession } from "./session.js";
 
 export const COOKIE = "pgtick_dashboard";
 
-export type DashboardVars = { session: Session };
+export type DashboardVars = { session: Session; jobs: AnyJobs };
 
 type Configured = Extract<DashboardAuth, { configured: true }>;
 

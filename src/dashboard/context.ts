@@ -6,10 +6,9 @@ import type { DashboardEnv } from "./app.js";
 
 export type AnyJobs = Jobs<readonly AnyJob[]>;
 
-/** What every page's routes get: where the dashboard lives and the queue it shows. */
+/** What every page's routes get: where the dashboard lives. The queue is `c.var.jobs`, resolved per request. */
 export interface DashboardDeps {
   readonly base: string;
-  readonly jobs: AnyJobs;
 }
 
 export type Routes = (app: Hono<DashboardEnv>, deps: DashboardDeps) => void;
@@ -41,3 +40,5 @@ export const qs = (params: Record<string, string | number | undefined>): string 
   const text = s.toString();
   return text ? `?${text}` : "";
 };
+
+export const names = (jobs: AnyJobs): string[] => [...jobs.registry.keys()].sort();

@@ -48,6 +48,7 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dl.kv dt{c
 .login{max-width:380px;margin:10vh auto;padding:24px;border:1px solid var(--line);border-radius:10px;background:var(--panel)}
 .login input{width:100%;margin:4px 0 12px}
 figure{margin:12px 0}
+section.card{margin-bottom:16px}section.card h2{margin-top:0}
 .chart{width:100%;height:auto;max-height:180px;background:#fff;border:1px solid var(--line);border-radius:6px}
 .legend{display:flex;gap:16px;font-size:.85rem;flex-wrap:wrap}
 .sw{display:inline-block;width:10px;height:10px;margin-right:4px;border-radius:2px}

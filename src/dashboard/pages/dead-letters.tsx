@@ -8,7 +8,7 @@ import type { Page as Paged } from "../../store/paging.js";
 import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
 import { replayDeadLetter } from "../../store/replay.js";
 import type { DashboardContext } from "../app.js";
-import { type DashboardDeps, formList, formText, q, qs, type Routes, userError } from "../context.js";
+import { type AnyJobs, formList, names, formText, q, qs, type Routes, userError } from "../context.js";
 import { firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";
@@ -264,7 +264,7 @@ const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skippe
   `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
 
 /** Ids of every dead letter matching the filter, up to the bulk limit, through the list query. */
-const matchingIds = async ({ jobs }: DashboardDeps, job: string | undefined, reason: string | undefined): Promise<string[]> => {
+const matchingIds = async (jobs: AnyJobs, job: string | undefined, reason: string | undefined): Promise<string[]> => {
   const ids: string[] = [];
   let cursor: string | undefined;
   do {
@@ -275,25 +275,25 @@ const matchingIds = async ({ jobs }: DashboardDeps, job: string | undefined, rea
   return ids;
 };
 
-export const deadLetterRoutes: Routes = (app, deps) => {
-  const { base, jobs } = deps;
-  const names = () => [...jobs.registry.keys()].sort();
+export const deadLetterRoutes: Routes = (app, { base }) => {
 
   const list = async (c: DashboardContext, error?: string) => {
+    const jobs = c.var.jobs;
     const filter: Filter = { job: q(c.req.query("job")), reason: q(c.req.query("reason")), cursor: q(c.req.query("cursor")) };
     const csrf = c.var.session.csrf;
     try {
       const page = await listDeadLetters(jobs.db, jobs.tables, filter);
       const notice = noticeFor(c.req.query("done"), c.req.query("n"), c.req.query("skipped"), c.req.query("left"));
-      return c.html(<DeadList base={base} csrf={csrf} names={names()} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
+      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
     } catch (e) {
-      return c.html(<DeadList base={base} csrf={csrf} names={names()} filter={filter} page={undefined} error={userError(e)} />, 400);
+      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(e)} />, 400);
     }
   };
 
   app.get("/dead-letters", (c) => list(c));
 
   app.get("/dead-letters/:id", async (c) => {
+    const jobs = c.var.jobs;
     const dead = await getDeadLetter(jobs.db, jobs.tables, c.req.param("id"));
     const csrf = c.var.session.csrf;
     if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
@@ -302,6 +302,7 @@ export const deadLetterRoutes: Routes = (app, deps) => {
 
   // Replay one, as it was or (with a `payload` field) edited and checked against the job's schema first.
   app.post("/dead-letters/:id/replay", async (c) => {
+    const jobs = c.var.jobs;
     const id = c.req.param("id");
     const csrf = c.var.session.csrf;
     const text = formText(c.var.form.payload);
@@ -334,6 +335,7 @@ export const deadLetterRoutes: Routes = (app, deps) => {
   });
 
   app.post("/dead-letters/replay", async (c) => {
+    const jobs = c.var.jobs;
     const ids = formList(c.var.form.id);
     if (ids.length === 0) return list(c, "Select at least one dead letter to replay.");
     try {
@@ -345,6 +347,7 @@ export const deadLetterRoutes: Routes = (app, deps) => {
   });
 
   app.post("/dead-letters/replay-all", async (c) => {
+    const jobs = c.var.jobs;
     const job = q(formText(c.var.form.job));
     const reason = q(formText(c.var.form.reason));
     try {
@@ -353,7 +356,7 @@ export const deadLetterRoutes: Routes = (app, deps) => {
         job !== undefined && reason === undefined
           ? await bulkReplay(jobs.db, jobs.tables, { job })
           : await (async () => {
-              const ids = await matchingIds(deps, job, reason);
+              const ids = await matchingIds(jobs, job, reason);
               return ids.length > 0 ? bulkReplay(jobs.db, jobs.tables, { ids }) : { replayed: [], skipped: [], remaining: 0 };
             })();
       return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
@@ -363,6 +366,7 @@ export const deadLetterRoutes: Routes = (app, deps) => {
   });
 
   app.post("/dead-letters/discard", async (c) => {
+    const jobs = c.var.jobs;
     const ids = formList(c.var.form.id);
     if (ids.length === 0) return list(c, "Select at least one dead letter to discard.");
     let n = 0;

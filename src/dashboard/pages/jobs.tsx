@@ -4,7 +4,7 @@ import { getJob } from "../../store/job-get.js";
 import type { JobView } from "../../store/job-view.js";
 import { listJobs } from "../../store/jobs-list.js";
 import type { Page as Paged } from "../../store/paging.js";
-import { q, qs, type Routes, userError } from "../context.js";
+import { names, q, qs, type Routes, userError } from "../context.js";
 import { firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";
@@ -174,22 +174,23 @@ const NotFound: FC<{ base: string; csrf: string; what: string; back: string }> =
   </Page>
 );
 
-export const jobsRoutes: Routes = (app, { base, jobs }) => {
-  const names = () => [...jobs.registry.keys()].sort();
+export const jobsRoutes: Routes = (app, { base }) => {
 
   app.get("/jobs", async (c) => {
+    const jobs = c.var.jobs;
     const filter = { job: q(c.req.query("job")), status: q(c.req.query("status")), cursor: q(c.req.query("cursor")) };
     const csrf = c.var.session.csrf;
     const notice = noticeFor(c.req.query("done"), c.req.query("n"));
     try {
       const page = await listJobs(jobs.db, jobs.tables, { ...filter, status: filter.status as Status | undefined });
-      return c.html(<JobsList base={base} csrf={csrf} names={names()} filter={filter} page={page} notice={notice} />);
+      return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} />);
     } catch (error) {
-      return c.html(<JobsList base={base} csrf={csrf} names={names()} filter={filter} page={undefined} error={userError(error)} />, 400);
+      return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(error)} />, 400);
     }
   });
 
   app.get("/jobs/:id", async (c) => {
+    const jobs = c.var.jobs;
     const job = await getJob(jobs.db, jobs.tables, c.req.param("id"));
     const csrf = c.var.session.csrf;
     if (!job) {
@@ -202,6 +203,7 @@ export const jobsRoutes: Routes = (app, { base, jobs }) => {
   });
 
   app.post("/jobs/:id/cancel", async (c) => {
+    const jobs = c.var.jobs;
     const id = c.req.param("id");
     const outcome = await cancelJob(jobs.db, jobs.tables, id);
     if (outcome === "cancelled") return c.redirect(`${base}/jobs?done=cancelled&n=1`, 303);

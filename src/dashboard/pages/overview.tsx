@@ -241,12 +241,12 @@ const Overview: FC<{ base: string; csrf: string; stats: Stats }> = ({ base, csrf
   );
 };
 
-export const overviewRoutes: Routes = (app, { base, jobs }) => {
+export const overviewRoutes: Routes = (app, { base }) => {
   // Mounted at /dashboard, "/" is /dashboard itself; /dashboard/ comes through the catch-all below, which
   // matches it (strict routing keeps the two apart).
-  app.get("/", async (c) => c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(jobs.db, jobs.tables)} />));
+  app.get("/", async (c) => c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(c.var.jobs.db, c.var.jobs.tables)} />));
   app.get("*", async (c, next) => {
     if (c.req.path !== `${base}/`) return next();
-    return c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(jobs.db, jobs.tables)} />);
+    return c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(c.var.jobs.db, c.var.jobs.tables)} />);
   });
 };

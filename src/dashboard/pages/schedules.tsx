@@ -1,0 +1,117 @@
+import type { FC } from "hono/jsx";
+import { isJobsError } from "../../errors.js";
+import type { MissedPolicy } from "../../schedules/define.js";
+import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
+import type { Routes } from "../context.js";
+import { pretty, Time } from "../format.js";
+import { Csrf, Page } from "../layout.js";
+import { noticeFor } from "../notices.js";
+
+const NEXT_RUNS = 3;
+
+/** The occurrence as the schedule's own zone reads it (Intl works the same on Node, Edge and workerd). */
+const inZone = (iso: string, timeZone: string): string =>
+  `${new Intl.DateTimeFormat("en-GB", { timeZone, dateStyle: "medium", timeStyle: "short" }).format(new Date(iso))} ${timeZone}`;
+
+const missedText = (m: MissedPolicy): string =>
+  m === "skip" ? "skip missed runs" : m === "latest" ? "run the latest missed once" : `catch up the last ${m.catchUp}`;
+
+const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; notice?: string; alert?: string }> = ({
+  base,
+  csrf,
+  schedules,
+  notice,
+  alert,
+}) => (
+  <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert}>
+    {schedules.length === 0 ? (
+      <p class="muted">This deployment defines no schedules (pass `schedules` to createJobs).</p>
+    ) : (
+      schedules.map((s) => (
+        <section class="card" aria-labelledby={`s-${s.name}`} id={`schedule-${s.name}`}>
+          <h2 id={`s-${s.name}`}>
+            {s.name} {s.paused ? <span class="badge paused">paused</span> : null}
+          </h2>
+          <p>{s.description}</p>
+          <dl class="kv">
+            <dt>Cron</dt>
+            <dd>
+              <code>{s.cron}</code> in {s.timezone}
+            </dd>
+            <dt>Job</dt>
+            <dd>
+              <a href={`${base}/jobs?job=${encodeURIComponent(s.job)}`}>{s.job}</a>
+            </dd>
+            <dt>Next runs</dt>
+            <dd>
+              {s.nextRuns.length === 0 ? (
+                <span class="muted">none while paused</span>
+              ) : (
+                <ol class="next-runs">
+                  {s.nextRuns.map((r) => (
+                    <li>
+                      <Time iso={r} /> <span class="muted">· {inZone(r, s.timezone)}</span>
+                    </li>
+                  ))}
+                </ol>
+              )}
+            </dd>
+            <dt>Last enqueued</dt>
+            <dd>
+              <Time iso={s.lastEnqueuedAt} />
+              {s.lastJobId ? (
+                <>
+                  {" "}
+                  <a href={`${base}/jobs/${s.lastJobId}`}>job</a>
+                </>
+              ) : null}
+            </dd>
+            <dt>Missed runs</dt>
+            <dd>{missedText(s.missed)}</dd>
+            <dt>Payload</dt>
+            <dd>
+              <pre>{pretty(s.payload)}</pre>
+            </dd>
+          </dl>
+          <div class="actions">
+            <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/${s.paused ? "resume" : "pause"}`} class="inline">
+              <Csrf token={csrf} />
+              <button type="submit" aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}>
+                {s.paused ? "Resume" : "Pause"}
+              </button>
+            </form>
+            <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/run`} class="inline">
+              <Csrf token={csrf} />
+              <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
+                Run now
+              </button>
+            </form>
+          </div>
+        </section>
+      ))
+    )}
+  </Page>
+);
+
+export const scheduleRoutes: Routes = (app, { base }) => {
+  app.get("/schedules", async (c) => {
+    const schedules = await c.var.jobs.schedules.list({ next: NEXT_RUNS });
+    return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} notice={noticeFor(c.req.query("done"))} />);
+  });
+
+  const act = (path: string, done: string, run: (name: string, api: SchedulesApi) => Promise<unknown>) =>
+    app.post(`/schedules/:name/${path}`, async (c) => {
+      const api = c.var.jobs.schedules;
+      try {
+        await run(c.req.param("name"), api);
+        return c.redirect(`${base}/schedules?done=${done}`, 303);
+      } catch (e) {
+        if (!isJobsError(e)) throw e;
+        const schedules = await api.list({ next: NEXT_RUNS });
+        return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} alert={e.message} />, e.code === "not_found" ? 404 : 400);
+      }
+    });
+  act("pause", "paused", (name, api) => api.pause(name));
+  act("resume", "resumed", (name, api) => api.resume(name));
+  act("run", "ran", (name, api) => api.runNow(name));
+};

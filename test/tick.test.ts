@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { countingDb, createJobs, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
+import { countingDb, createJobs, type Db, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick");
@@ -235,7 +235,10 @@ describe("tick", () => {
     const held = defineJob({ name: "held", schema: z.object({}), handler: () => gate });
     let statements = 0;
     // Fault injection in front of the real server: the third statement fails as a dropped connection would.
-    const flaky = { query: (text: string, params?: readonly unknown[]) => (++statements === 3 ? Promise.reject(new Error("connection reset")) : h.db.query(text, params)) };
+    const flaky: Db = {
+      query: <R,>(text: string, params?: readonly unknown[]) =>
+        ++statements === 3 ? Promise.reject(new Error("connection reset")) : h.db.query<R>(text, params),
+    };
     const setup = await h.isolated([quick, held]);
     const jobs = h.make([quick, held], { tablePrefix: setup.settings.tablePrefix }, flaky);
     const { id: heldId } = await jobs.enqueue("held", {}, { priority: 1 });

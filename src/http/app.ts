@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { createDashboard } from "../dashboard/app.js";
 import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
@@ -15,9 +16,10 @@ import { jobsRoutes } from "./jobs-routes.js";
 import { openApiDocument } from "./openapi.js";
 import { scheduleRoutes } from "./schedules-routes.js";
 
-export interface AppOptions {
+/** `J` is inferred from `jobs`, so an instance with any job list fits (Jobs<J> is invariant in J). */
+export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
   /** The jobs instance, or a per-request factory: edge runtimes open a pool per request and close it after. */
-  jobs: Jobs<readonly AnyJob[]> | ((req: Request) => Promise<{ jobs: Jobs<readonly AnyJob[]>; dispose?: () => Promise<void> }>);
+  jobs: Jobs<J> | ((req: Request) => Promise<{ jobs: Jobs<J>; dispose?: () => Promise<void> }>);
   /** JOBS_API_TOKEN (comma-separated, for rotation), CRON_SECRET, JOBS_MAX_BODY_BYTES ... */
   env: Record<string, string | undefined>;
   /** Called after jobs were enqueued through the API; the deploy engineer hooks the low-latency kick in here. */
@@ -62,7 +64,7 @@ const OPEN = ["/api/health", "/api/tick"];
  * so one app serves Node, Vercel and Cloudflare Workers. `/api/*` is the JSON
  * API (API token), `/api/tick` the cron target (CRON_SECRET), `/api/health` open.
  */
-export const createApp = (options: AppOptions): Hono => {
+export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): Hono => {
   const logger = options.logger ?? (typeof options.jobs === "function" ? jsonLogger() : options.jobs.logger);
   const config: ApiConfig = {
     maxBodyBytes: maxBodyBytes(options.env.JOBS_MAX_BODY_BYTES),
@@ -72,7 +74,8 @@ export const createApp = (options: AppOptions): Hono => {
     onEnqueued: options.onEnqueued,
     tickOptions: options.tickOptions,
   };
-  const source = options.jobs;
+  // The API validates names and payloads at run time, so it needs no job types.
+  const source = options.jobs as unknown as AnyJobs | ((req: Request) => Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }>);
   const app = new Hono<ApiEnv>();
 
   app.onError((err, c) => {
@@ -161,7 +164,9 @@ export const createApp = (options: AppOptions): Hono => {
   for (const path of Object.keys(ROUTES)) if (!OPEN.includes(path)) refuseOtherMethods(path);
 
   // ---- dashboard mount point (owned by the dashboard engineer) ----
-  // app.route("/dashboard", dashboardApp(...)); app.get("/", (c) => c.redirect("/dashboard"));
+  // Server-rendered pages behind their own login (DASHBOARD_PASSWORD); the jobs come from this app's per-request getter.
+  app.route("/dashboard", createDashboard({ jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(), env: options.env }));
+  app.get("/", (c) => c.redirect("/dashboard/", 303));
   // ---- end dashboard mount point ----
 
   // Hono's Variables are internal to this app; callers see a plain Hono.

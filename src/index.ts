@@ -9,3 +9,4 @@ export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
 export type { TickOptions, TickReport } from "./tick.js";
 export { parseDuration } from "./duration.js";
 export { defineSchedule, occurrenceKey, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";
+export { createDashboard, type DashboardOptions } from "./dashboard/app.js";

@@ -293,4 +293,22 @@ describe("dashboard in Chromium", () => {
     expect(await queuedCount(h, "sync-account")).toBe(before + 1);
     expect(await card.getByRole("link", { name: "job" }).count()).toBe(1);
   });
+
+  it("fits a phone screen: no page scrolls sideways, and the actions stay reachable", async () => {
+    // The dead letter left by the refused foreign-origin replay gives the tables a row.
+    expect(await deadCount(h)).toBeGreaterThan(0);
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, storageState: await context.storageState() });
+    const p = await phone.newPage();
+    try {
+      for (const [path, name] of [["/", "12-phone-overview"], ["/dead-letters", "13-phone-dead-letters"], ["/jobs", "14-phone-jobs"], ["/schedules", "15-phone-schedules"]] as const) {
+        await p.goto(url(path));
+        expect(await p.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        await screenshot(p, name);
+      }
+      await p.goto(url("/dead-letters"));
+      expect(await p.getByRole("button", { name: "Replay selected" }).isVisible()).toBe(true);
+    } finally {
+      await phone.close();
+    }
+  });
 });

@@ -1,0 +1,37 @@
+// `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT) or SIGTERM and exits 0.
+import { oneLine } from "../src/cli/errors.js";
+import { startDevServer } from "../src/dev/server.js";
+
+const out = (line: string) => void process.stdout.write(`${line}\n`);
+let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
+let signals = 0;
+let firstSignalAt = 0;
+const shutdown = async (signal: string) => {
+  // Under `npm run`, one Ctrl-C arrives more than once (the terminal's, then npm's forward);
+  // a second Ctrl-C a moment later gives up at once.
+  if (++signals > 1) {
+    if (Date.now() - firstSignalAt > 1_000) process.exit(1);
+    return;
+  }
+  firstSignalAt = Date.now();
+  out(`\n${signal}: stopping (a running tick requeues its jobs first)`);
+  // Still starting: it stops as soon as it has started (see below), so nothing is left running.
+  if (!server) return;
+  await server.stop();
+  out("stopped");
+  process.exit(0);
+};
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+try {
+  server = await startDevServer({ env: process.env, cwd: process.cwd(), out });
+  if (signals > 0) {
+    await server.stop();
+    out("stopped");
+    process.exit(0);
+  }
+} catch (e) {
+  process.stderr.write(`dev: ${oneLine(e)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,194 @@
+// `npm run dev`: PostgreSQL, migrations, the API and the dashboard on one port,
+// and a local cron that ticks, all in one process that Ctrl-C stops cleanly.
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import { join, resolve } from "node:path";
+import { createAdaptorServer } from "@hono/node-server";
+import pg from "pg";
+import { oneLine } from "../cli/errors.js";
+import { loadJobsModule } from "../cli/jobs-module.js";
+import { type Env, settingsFromEnv } from "../config.js";
+import { createDashboard } from "../dashboard/app.js";
+import { parseDuration } from "../duration.js";
+import { JobsError } from "../errors.js";
+import { createApp } from "../http/app.js";
+import { createJobs } from "../jobs.js";
+import { jsonLogger, type Logger, type LogLevel } from "../log.js";
+import { kickEnabled } from "../platform/budget.js";
+import type { ScheduleDefinition } from "../schedules/index.js";
+import { devLogger } from "./log.js";
+import { devPaths, type DevServerInfo } from "./paths.js";
+import { type DevPostgres, startDevPostgres } from "./postgres.js";
+import { loadSecrets } from "./secrets.js";
+import { createTicker } from "./ticker.js";
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_TICK_INTERVAL_MS = 60_000;
+export const DEFAULT_JOBS_MODULE = resolve(import.meta.dirname, "../../examples/jobs.ts");
+
+export interface DevIo {
+  readonly env: Env;
+  readonly cwd: string;
+  readonly out: (line: string) => void;
+}
+
+export interface DevServer {
+  readonly url: string;
+  readonly databaseUrl: string;
+  /** Aborts the running tick (it requeues what it holds), closes the server, the pool and PostgreSQL. */
+  stop(): Promise<void>;
+}
+
+const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
+
+const portFrom = (env: Env): number => {
+  const raw = env.PORT?.trim();
+  if (!raw) return DEFAULT_PORT;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n > 65_535) throw config("PORT", `must be a port number (0-65535), got ${JSON.stringify(raw)}`);
+  return n;
+};
+
+const intervalFrom = (env: Env): number => {
+  const raw = env.TICK_INTERVAL?.trim();
+  if (!raw) return DEFAULT_TICK_INTERVAL_MS;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < 100) throw config("TICK_INTERVAL", `must be a duration of at least 100ms, such as 5s or 1m, got ${JSON.stringify(raw)}`);
+  return ms;
+};
+
+const listen = (server: Server, port: number, host: string): Promise<number> =>
+  new Promise((done, fail) => {
+    server.once("error", (e: NodeJS.ErrnoException) =>
+      fail(e.code === "EADDRINUSE" ? config("PORT", `${port} is in use: stop what listens there or set PORT to another port`) : e),
+    );
+    server.listen(port, host, () => {
+      const address = server.address();
+      done(typeof address === "object" && address ? address.port : port);
+    });
+  });
+
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((done) => {
+    server.close(() => done());
+    // Keep-alive connections from a browser would hold close() open.
+    server.closeAllConnections();
+  });
+
+/** Starts everything; resolves when the app listens and the first tick has been started. */
+export const startDevServer = async (io: DevIo): Promise<DevServer> => {
+  const { env, out } = io;
+  const paths = devPaths(env, io.cwd);
+  const port = portFrom(env);
+  const intervalMs = intervalFrom(env);
+  const level = (["debug", "info", "warn", "error"].includes(env.LOG_LEVEL ?? "") ? env.LOG_LEVEL : "info") as LogLevel;
+  const logger: Logger = env.LOG_FORMAT === "json" ? jsonLogger(level, out) : devLogger(level, out, Boolean(process.stdout.isTTY) && !env.NO_COLOR);
+  const modulePath = env.JOBS_MODULE || DEFAULT_JOBS_MODULE;
+  const mod = await loadJobsModule(modulePath, io.cwd);
+  mkdirSync(paths.dir, { recursive: true });
+
+  // Everything started so far, stopped in reverse on failure or shutdown.
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.splice(0).reverse()) await fn().catch((e: unknown) => out(`dev: while stopping: ${oneLine(e)}`));
+  };
+  try {
+    let database: DevPostgres | undefined;
+    if (!env.DATABASE_URL) {
+      database = await startDevPostgres({ dir: paths.pg, port: env.DEV_PG_PORT ? Number(env.DEV_PG_PORT) : undefined, log: join(paths.dir, "postgres.log") });
+      cleanups.push(() => database!.stop());
+    }
+    const databaseUrl = env.DATABASE_URL || database!.url;
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+    pool.on("error", (e) => logger.log("warn", "idle database connection failed", { error: e.message }));
+    cleanups.push(() => pool.end());
+
+    const settings = settingsFromEnv(env, mod.settings);
+    const jobs = createJobs({
+      db: pool,
+      jobs: mod.jobs,
+      settings,
+      logger,
+      ...(mod.schedules ? { schedules: mod.schedules as readonly ScheduleDefinition[] } : {}),
+    });
+    const applied = await jobs.migrate();
+    if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied.join(",") });
+    // Fresh tables: give a new user one job of each kind to watch.
+    if (applied.includes(1) && mod.seed && env.DEV_SEED !== "off") {
+      await mod.seed(jobs);
+      logger.log("info", "example jobs enqueued", { module: modulePath });
+    }
+
+    const { secrets, created } = loadSecrets(paths.secrets, env);
+    const appEnv: Env = { ...env, ...secrets };
+
+    const ticker = createTicker({
+      intervalMs,
+      tick: (signal) => jobs.tick({ signal }),
+      // The tick logs its own report ("tick finished"); this only says what started it.
+      onReport: (r, reason) => logger.log("debug", "tick", { reason, claimed: r.claimed, ms: r.durationMs }),
+      onError: (e) => logger.log("error", "tick failed", { error: oneLine(e) }),
+    });
+    cleanups.push(() => ticker.stop());
+
+    const api = createApp({
+      jobs,
+      env: appEnv,
+      logger,
+      // The platform's low-latency kick, locally: a job due now runs without waiting for the next tick.
+      onEnqueued: ({ dueNow }) => {
+        if (dueNow && kickEnabled(env)) ticker.kick();
+      },
+    });
+    const dashboard = createDashboard({ jobs, env: appEnv, basePath: "/dashboard" });
+    const fetch = (request: Request): Response | Promise<Response> => {
+      const { pathname } = new URL(request.url);
+      if (pathname === "/") return Response.redirect(new URL("/dashboard", request.url), 302);
+      if (pathname === "/dashboard" || pathname.startsWith("/dashboard/")) return dashboard.fetch(request);
+      return api.fetch(request);
+    };
+    const server = createAdaptorServer({ fetch }) as Server;
+    const boundPort = await listen(server, port, env.HOST || "127.0.0.1");
+    cleanups.push(() => closeServer(server));
+    const url = `http://localhost:${boundPort}`;
+
+    // Stopped in reverse: the server closes first, then the ticker (its running tick requeues through
+    // the pool), then the pool, then PostgreSQL.
+    ticker.start();
+
+    const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path };
+    writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`);
+    cleanups.unshift(async () => rmSync(paths.server, { force: true }));
+
+    const every = intervalMs % 60_000 === 0 ? `${intervalMs / 60_000} min` : `${intervalMs / 1_000} s`;
+    out(
+      [
+        "",
+        `pgtick dev server${created ? " (tokens generated)" : ""}`,
+        `  dashboard   ${url}/dashboard   password: ${secrets.DASHBOARD_PASSWORD}`,
+        `  API         ${url}/api         Authorization: Bearer ${secrets.JOBS_API_TOKEN}`,
+        `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change)`,
+        `  database    ${databaseUrl}${database ? `   (data in ${paths.pg})` : ""}`,
+        `  jobs        ${mod.path}`,
+        `  tokens in   ${paths.secrets}`,
+        "",
+        `  try: curl -s -X POST ${url}/api/jobs -H "Authorization: Bearer ${secrets.JOBS_API_TOKEN}" \\`,
+        `         -H "Content-Type: application/json" -d '{"job":"send-welcome","payload":{"email":"ada@example.com","name":"Ada"}}'`,
+        `       npx pgtick stats`,
+        "",
+        "Ctrl-C stops it; the data stays for the next start.",
+        "",
+      ].join("\n"),
+    );
+
+    let stopping: Promise<void> | undefined;
+    return {
+      url,
+      databaseUrl,
+      stop: () => (stopping ??= cleanup()),
+    };
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+};

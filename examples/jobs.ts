@@ -43,7 +43,23 @@ export const syncInventory = defineJob({
   },
 });
 
-export const jobs = [sendWelcome, sendReminder, tokyoDigest, syncInventory] as const;
+/**
+ * A long job that stops when asked: the tick's deadline (or Ctrl-C on `npm run dev`)
+ * aborts `ctx.signal`, and the tick puts the job back in the queue to run again.
+ */
+export const buildReport = defineJob({
+  name: "build-report",
+  schema: z.object({ seconds: z.number().min(0).max(600) }),
+  handler: async ({ seconds }, ctx) => {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, seconds * 1_000);
+      ctx.signal.addEventListener("abort", () => (clearTimeout(timer), reject(ctx.signal.reason)), { once: true });
+    });
+    ctx.log("info", "report built", { seconds });
+  },
+});
+
+export const jobs = [sendWelcome, sendReminder, tokyoDigest, syncInventory, buildReport] as const;
 
 export const schedules = [
   // Read in Tokyo time; "0 9 * * 1-5" would be 09:00 on weekdays there, whatever the server's zone.

@@ -4,6 +4,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
+import { Hono } from "hono";
 import pg from "pg";
 import { oneLine } from "../cli/errors.js";
 import { loadJobsModule } from "../cli/jobs-module.js";
@@ -141,13 +142,12 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       },
     });
     const dashboard = createDashboard({ jobs, env: appEnv, basePath: "/dashboard" });
-    const fetch = (request: Request): Response | Promise<Response> => {
-      const { pathname } = new URL(request.url);
-      if (pathname === "/") return Response.redirect(new URL("/dashboard", request.url), 302);
-      if (pathname === "/dashboard" || pathname.startsWith("/dashboard/")) return dashboard.fetch(request);
-      return api.fetch(request);
-    };
-    const server = createAdaptorServer({ fetch }) as Server;
+    // One origin, as on a platform: the dashboard under /dashboard, everything else to the API app.
+    const site = new Hono();
+    site.get("/", (c) => c.redirect("/dashboard"));
+    site.route("/dashboard", dashboard);
+    site.all("*", (c) => api.fetch(c.req.raw));
+    const server = createAdaptorServer({ fetch: site.fetch }) as Server;
     const boundPort = await listen(server, port, env.HOST || "127.0.0.1");
     cleanups.push(() => closeServer(server));
     const url = `http://localhost:${boundPort}`;

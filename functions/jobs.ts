@@ -1,7 +1,7 @@
 // The jobs this deployment runs. Replace these examples with your own: every
 // entrypoint (the Vercel functions and the Cloudflare worker) builds its jobs here.
 import * as z from "zod";
-import { createJobs, type Db, defineJob, type JobsSettings, jsonLogger } from "../src/index.js";
+import { type AnyJob, createJobs, type Db, defineJob, type Jobs, type JobsSettings, jsonLogger } from "../src/index.js";
 
 /** The examples' own table (run by `npm run migrate:deploy` after the library's migrations). */
 export const EXAMPLE_SETUP_SQL = `CREATE TABLE IF NOT EXISTS example_events (
@@ -45,5 +45,9 @@ export const exampleJobs = (db: Db) =>
     }),
   ] as const;
 
-/** The deployment's jobs on one invocation's connection. */
-export const deploymentJobs = (db: Db, settings: JobsSettings) => createJobs({ db, jobs: exampleJobs(db), settings, logger: jsonLogger() });
+/** Recurring jobs (see `defineSchedule`); the tick keeps the schedules table in step with this list. */
+export const exampleSchedules = [];
+
+/** The deployment's jobs on one invocation's connection (the entrypoints take names from HTTP, so untyped). */
+export const deploymentJobs = (db: Db, settings: JobsSettings): Jobs<readonly AnyJob[]> =>
+  createJobs({ db, jobs: exampleJobs(db) as readonly AnyJob[], schedules: exampleSchedules, settings, logger: jsonLogger() });

@@ -1,47 +1,219 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// One suite, two platforms: the Vercel functions (served over real HTTP in Node, as
+// Vercel's front end would) and the Cloudflare worker (the wrangler bundle in
+// Miniflare) pass the same checks against the real PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLE_SETUP_SQL, exampleJobs } from "../functions/jobs.js";
 import { DEADLINE_ERROR } from "../src/store/requeue.js";
-import { harness } from "./support/harness.js";
-import { startWorker, type RunningWorker } from "./support/miniflare.js";
+import { type Harness, harness, sleep } from "./support/harness.js";
+import { startWorker } from "./support/miniflare.js";
+import { type Served, serveFetch, startNeonHttp } from "./support/neon-http.js";
 import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
 
-const h = await harness("deploy_adapters");
-await h.db.query(EXAMPLE_SETUP_SQL);
-const jobs = h.make(exampleJobs(h.db));
+const TOKEN = "test-api-token";
+const SECRET = "test-cron-secret";
 
+/** A deployment as its users reach it: HTTP in, the platform's cron, its database. */
+interface Deployment {
+  request(path: string, init?: RequestInit): Promise<Response>;
+  /** Fires the platform's minute cron and resolves when that tick is over. */
+  cron(): Promise<void>;
+  /** Resolves when work kept alive past responses (waitUntil) is done. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Platform = (h: Harness, options: { kick: boolean }) => Promise<Deployment>;
+
+let neonHttp: Awaited<ReturnType<typeof startNeonHttp>>;
 let proxy: WsProxy;
-let worker: RunningWorker;
 beforeAll(async () => {
+  neonHttp = await startNeonHttp();
   proxy = await startWsProxy();
-  worker = await startWorker({
-    DATABASE_URL: h.url,
-    NEON_LOCAL_WSPROXY: `127.0.0.1:${proxy.port}`,
-    JOBS_PLATFORM_LIMIT: "3s",
-    JOBS_SAFETY_MARGIN: "1s",
-  });
-}, 120_000);
+});
 afterAll(async () => {
-  await worker?.dispose();
+  await neonHttp?.close();
   await proxy?.close();
 });
 
-describe("Cloudflare worker in Miniflare", () => {
-  it("scheduled runs a job, retries then dead-letters a failing one, and requeues one over budget", async () => {
-    const ok = await jobs.enqueue("example.record", { note: "from the cron" });
-    const bad = await jobs.enqueue("example.fail", { reason: "boom" });
-    const slow = await jobs.enqueue("example.sleep", { ms: 60_000 });
-    await worker.scheduled();
-    expect(await h.rows("SELECT job_id::text, note, attempt FROM example_events")).toEqual([{ job_id: ok.id, note: "from the cron", attempt: 1 }]);
-    // The failure is retried (attempt 1 recorded), the sleeper is back in the queue before scheduled() resolved.
-    expect(await h.rows("SELECT id::text, status, attempt, last_error FROM jobs_queue ORDER BY job_name")).toEqual([
-      { id: bad.id, status: "queued", attempt: 1, last_error: "boom" },
-      { id: slow.id, status: "queued", attempt: 1, last_error: DEADLINE_ERROR },
-    ]);
-    await worker.scheduled();
-    expect(await h.rows("SELECT id::text, attempts, reason, last_error FROM jobs_dead_letters")).toEqual([
-      { id: bad.id, attempts: 2, reason: "exhausted", last_error: "boom" },
-    ]);
-    expect(await h.rows("SELECT id::text, status, attempt FROM jobs_queue")).toEqual([{ id: slow.id, status: "queued", attempt: 2 }]);
-    expect(await h.rows("SELECT count(*)::int AS n FROM example_events")).toEqual([{ n: 1 }]);
+const deploymentEnv = (h: Harness, kick: boolean): Record<string, string> => ({
+  DATABASE_URL: h.url,
+  NEON_LOCAL_HTTP: neonHttp.endpoint,
+  NEON_LOCAL_WSPROXY: `127.0.0.1:${proxy.port}`,
+  JOBS_API_TOKEN: TOKEN,
+  CRON_SECRET: SECRET,
+  // A 2 s budget, so a job that outlives it is cut short quickly.
+  JOBS_PLATFORM_LIMIT: "3s",
+  JOBS_SAFETY_MARGIN: "1s",
+  JOBS_KICK: kick ? "on" : "off",
+});
+
+// Vercel's runtime hands `waitUntil` to @vercel/functions through this global; here it collects the promises.
+const pendingWork = new Set<Promise<unknown>>();
+(globalThis as Record<symbol, unknown>)[Symbol.for("@vercel/request-context")] = {
+  get: () => ({
+    waitUntil: (p: Promise<unknown>) => {
+      const tracked: Promise<unknown> = p.finally(() => pendingWork.delete(tracked));
+      pendingWork.add(tracked);
+    },
+  }),
+};
+
+const vercel: Platform = async (h, { kick }) => {
+  Object.assign(process.env, deploymentEnv(h, kick));
+  vi.resetModules();
+  // The modules api/ re-exports, loaded fresh so they read this environment.
+  const tick = await import("../functions/vercel/tick.js");
+  const api = (await import("../functions/vercel/api.js")).default;
+  // vercel.json's routing: /api/tick is its own function, everything else rewrites to /api.
+  const served: Served = await serveFetch((request) => {
+    if (new URL(request.url).pathname === "/api/tick") return request.method === "POST" ? tick.POST(request) : tick.GET(request);
+    return api(request);
   });
+  const request = (path: string, init?: RequestInit) => fetch(new URL(path, served.origin), init);
+  return {
+    request,
+    async cron() {
+      // What Vercel Cron sends.
+      const response = await request("/api/tick", { headers: { authorization: `Bearer ${SECRET}` } });
+      expect(response.status).toBe(200);
+    },
+    async settle() {
+      while (pendingWork.size > 0) await Promise.allSettled([...pendingWork]);
+    },
+    close: () => served.close(),
+  };
+};
+
+const cloudflare: Platform = async (h, { kick }) => {
+  const worker = await startWorker(deploymentEnv(h, kick));
+  return {
+    request: (path, init) => worker.fetch(path, init),
+    cron: () => worker.scheduled(),
+    async settle() {
+      // Miniflare does not expose fetch's waitUntil: wait until no job is running and a moment passed.
+      for (;;) {
+        const [row] = await h.rows<{ n: number }>("SELECT count(*)::int AS n FROM jobs_queue WHERE status = 'running'");
+        if (row!.n === 0) break;
+        await sleep(50);
+      }
+      await sleep(300);
+    },
+    close: () => worker.dispose(),
+  };
+};
+
+const latencies: Record<string, number[]> = {};
+
+const adapterSuite = (name: string, platform: Platform) => {
+  describe(`${name}: the shared adapter suite`, async () => {
+    const h = await harness(`deploy_${name}`);
+    await h.db.query(EXAMPLE_SETUP_SQL);
+    const lib = h.make(exampleJobs(h.db));
+    let d: Deployment;
+    beforeAll(async () => {
+      d = await platform(h, { kick: true });
+    }, 120_000);
+    afterAll(async () => {
+      await d?.settle();
+      await d?.close();
+    });
+    const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+    const queued = () => h.rows("SELECT job_name, status FROM jobs_queue ORDER BY created_at");
+
+    it("answers /api/health without a token", async () => {
+      const response = await d.request("/api/health");
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ ok: true });
+    });
+
+    it("refuses an enqueue without the API token and writes nothing", async () => {
+      const response = await d.request("/api/jobs", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ job: "example.record", payload: { note: "x" } }) });
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("unauthorized");
+      expect(await queued()).toEqual([]);
+    });
+
+    it("refuses a payload that does not match the job's schema with 422 and writes nothing", async () => {
+      const response = await d.request("/api/jobs", { method: "POST", headers: auth, body: JSON.stringify({ job: "example.record", payload: { note: 42 } }) });
+      expect(response.status).toBe(422);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("invalid_payload");
+      expect(await queued()).toEqual([]);
+    });
+
+    it("refuses /api/tick without CRON_SECRET, and an API token is not enough", async () => {
+      expect((await d.request("/api/tick")).status).toBe(401);
+      expect((await d.request("/api/tick", { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
+    });
+
+    it("the cron tick runs a job, retries then dead-letters a failing one, and requeues one over budget before it ends", async () => {
+      const ok = await lib.enqueue("example.record", { note: "from the cron" });
+      const bad = await lib.enqueue("example.fail", { reason: "boom" });
+      const slow = await lib.enqueue("example.sleep", { ms: 60_000 });
+      await d.cron();
+      expect(await h.rows("SELECT job_id::text, note, attempt FROM example_events")).toEqual([{ job_id: ok.id, note: "from the cron", attempt: 1 }]);
+      expect(await h.rows("SELECT id::text, status, attempt, last_error FROM jobs_queue ORDER BY job_name")).toEqual([
+        { id: bad.id, status: "queued", attempt: 1, last_error: "boom" },
+        { id: slow.id, status: "queued", attempt: 1, last_error: DEADLINE_ERROR },
+      ]);
+      await d.cron();
+      expect(await h.rows("SELECT id::text, attempts, reason, last_error FROM jobs_dead_letters")).toEqual([
+        { id: bad.id, attempts: 2, reason: "exhausted", last_error: "boom" },
+      ]);
+      expect(await h.rows("SELECT id::text, status, attempt FROM jobs_queue")).toEqual([{ id: slow.id, status: "queued", attempt: 2 }]);
+      await h.db.query("DELETE FROM jobs_queue");
+    });
+
+    it("an enqueue of a job due now starts it without waiting for the cron (the kick)", async () => {
+      for (let i = 0; i < 5; i++) {
+        const sent = Date.now();
+        const response = await d.request("/api/jobs", { method: "POST", headers: auth, body: JSON.stringify({ job: "example.record", payload: { note: `kick ${i}` } }) });
+        expect(response.status).toBe(201);
+        const { id } = (await response.json()) as { id: string };
+        let started: Date | undefined;
+        while (!started) {
+          const [row] = await h.rows<{ at: Date }>("SELECT at FROM example_events WHERE job_id = $1", [id]);
+          started = row?.at;
+          if (!started) await sleep(10);
+        }
+        (latencies[name] ??= []).push(started.getTime() - sent);
+        await d.settle();
+      }
+      expect(await h.rows("SELECT note FROM example_events WHERE note LIKE 'kick%' ORDER BY at")).toEqual([0, 1, 2, 3, 4].map((i) => ({ note: `kick ${i}` })));
+    });
+  });
+
+  describe(`${name}: with JOBS_KICK=off`, async () => {
+    const h = await harness(`deploy_${name}_nokick`);
+    await h.db.query(EXAMPLE_SETUP_SQL);
+    let d: Deployment;
+    beforeAll(async () => {
+      d = await platform(h, { kick: false });
+    }, 120_000);
+    afterAll(async () => {
+      await d?.close();
+    });
+
+    it("an enqueued job waits for the cron tick", async () => {
+      const response = await d.request("/api/jobs", {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify({ job: "example.record", payload: { note: "waits" } }),
+      });
+      expect(response.status).toBe(201);
+      await d.settle();
+      await sleep(500);
+      expect(await h.rows("SELECT job_name, status, attempt FROM jobs_queue")).toEqual([{ job_name: "example.record", status: "queued", attempt: 0 }]);
+      await d.cron();
+      expect(await h.rows("SELECT note FROM example_events")).toEqual([{ note: "waits" }]);
+      expect(await h.rows("SELECT * FROM jobs_queue")).toEqual([]);
+    });
+  });
+};
+
+adapterSuite("vercel", vercel);
+adapterSuite("cloudflare", cloudflare);
+
+afterAll(() => {
+  // The benchmark of record is the README's; this prints what this run saw.
+  for (const [name, ms] of Object.entries(latencies)) console.log(`enqueue-to-start with the kick, ${name}: ${ms.join(", ")} ms`);
 });

@@ -4,6 +4,7 @@ import type { Env } from "../config.js";
 export interface WorkerExecutionContext {
   waitUntil(promise: Promise<unknown>): void;
   passThroughOnException(): void;
+  readonly props: unknown;
 }
 
 export interface WorkerScheduledController {

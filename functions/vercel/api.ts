@@ -1,0 +1,28 @@
+// The JSON API (and dashboard) on Vercel's Edge runtime: Web APIs only, the Neon driver
+// (one HTTP round trip per statement by default), the low-latency kick under waitUntil.
+import { waitUntil } from "@vercel/functions";
+import { deploymentApp } from "../../src/platform/app.js";
+import { kickEnabled, VERCEL_TICK } from "../../src/platform/budget.js";
+import { coalesced, kickTickEndpoint } from "../../src/platform/kick.js";
+import { neonForRequest } from "../../src/platform/neon.js";
+import { deploymentJobs } from "../jobs.js";
+
+const env = process.env;
+let origin = "";
+// One kick in flight per isolate; enqueues meanwhile share one more.
+const kick = coalesced(() => kickTickEndpoint(origin, env));
+
+const app = deploymentApp({
+  env,
+  connect: neonForRequest,
+  jobs: deploymentJobs,
+  platform: () => VERCEL_TICK,
+  onDueNow: kickEnabled(env)
+    ? (c) => {
+        origin = c.req.url;
+        waitUntil(kick());
+      }
+    : undefined,
+});
+
+export default (request: Request): Promise<Response> => Promise.resolve(app.fetch(request));

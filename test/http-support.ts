@@ -49,3 +49,38 @@ export const chunkedBody = (chunks: number, size: number, fill = "a"): ReadableS
     },
   });
 };
+
+/**
+ * Serves the app on 127.0.0.1 through node:http (a real socket, real HTTP
+ * parsing), translating to and from web Request/Response. Close it after.
+ */
+export const serveOnLoopback = async (app: Hono): Promise<{ url: string; close: () => Promise<void> }> => {
+  const { createServer } = await import("node:http");
+  const { Readable } = await import("node:stream");
+  const server = createServer((req, res) => {
+    void (async () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
+      const hasBody = req.method !== "GET" && req.method !== "HEAD";
+      const request = new Request(`http://127.0.0.1${req.url ?? "/"}`, {
+        method: req.method,
+        headers,
+        body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+        ...(hasBody ? { duplex: "half" } : {}),
+      } as RequestInit);
+      const response = await app.fetch(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    })().catch(() => {
+      res.writeHead(502);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+};

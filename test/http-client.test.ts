@@ -1,0 +1,97 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createClient, JobsApiError } from "../src/client.js";
+import { createApp } from "../src/http/app.js";
+import { createJobs, defineJob, defineSchedule, PermanentJobError, silentLogger } from "../src/index.js";
+import { API_TOKENS, CRON_SECRET, NEW_TOKEN, serveOnLoopback } from "./http-support.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("http_client");
+
+const sendEmail = defineJob({ name: "send-email", schema: z.object({ to: z.string().email(), cc: z.array(z.string()).default([]) }), handler: () => {} });
+const resize = defineJob({ name: "resize", schema: z.object({ url: z.string().url(), width: z.number().int() }), handler: () => {} });
+const broken = defineJob({ name: "broken", schema: z.object({ n: z.number() }), handler: () => { throw new PermanentJobError("nope"); } });
+const jobList = [sendEmail, resize, broken] as const;
+
+const jobs = createJobs({
+  db: h.main,
+  jobs: jobList,
+  logger: silentLogger,
+  schedules: [defineSchedule({ name: "daily-resize", cron: "0 3 * * *", job: "resize", payload: { url: "https://x.test/a.png", width: 10 } })],
+});
+const server = await serveOnLoopback(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET } }));
+afterAll(() => server.close());
+
+const client = createClient<typeof jobList>({ baseUrl: `${server.url}/`, token: NEW_TOKEN });
+
+describe("typed client against the app on a real socket", () => {
+  it("enqueues with typed payloads, dedupes on a key, and reads the job back", async () => {
+    const a = await client.enqueue("send-email", { to: "a@b.co" }, { idempotencyKey: "welcome-1", priority: 2 });
+    expect(a).toEqual({ id: expect.any(String), deduplicated: false });
+    expect(await client.enqueue("send-email", { to: "other@b.co" }, { idempotencyKey: "welcome-1" })).toEqual({ id: a.id, deduplicated: true });
+    const job = await client.getJob(a.id);
+    expect(job).toMatchObject({ id: a.id, job: "send-email", status: "queued", priority: 2, payload: { to: "a@b.co" } });
+    expect(await client.getJob(crypto.randomUUID())).toBeNull();
+    const page = await client.listJobs({ job: "send-email", limit: 10 });
+    expect(page.items.map((j) => j.id)).toEqual([a.id]);
+
+    // The compiler refuses unknown names and wrong payloads:
+    // @ts-expect-error: no such job
+    const unknown = client.enqueue("send-sms", { to: "a@b.co" }).catch((e: unknown) => e);
+    // @ts-expect-error: width must be a number
+    const wrong = client.enqueue("resize", { url: "https://x.test/a.png", width: "10" }).catch((e: unknown) => e);
+    // ...and so does the server, for callers that get past it.
+    expect(await unknown).toMatchObject({ name: "JobsApiError", status: 404, code: "unknown_job" });
+    const err = await wrong;
+    expect(err).toBeInstanceOf(JobsApiError);
+    expect(err).toMatchObject({ status: 422, code: "invalid_payload", details: { issues: [{ path: ["width"] }] } });
+  });
+
+  it("enqueues a batch, and a bad item names its index", async () => {
+    const items = await client.enqueueMany([
+      { job: "resize", payload: { url: "https://x.test/b.png", width: 5 }, delayMs: 60_000 },
+      { job: "send-email", payload: { to: "c@d.co", cc: ["e@f.co"] } },
+    ]);
+    expect(items).toHaveLength(2);
+    const e = await client.enqueueMany([{ job: "send-email", payload: { to: "c@d.co" } }, { job: "send-email", payload: { to: "nope" } }]).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "invalid_payload", details: { index: 1 } });
+    await client.cancelJob(items[0]!.id);
+    expect(await client.getJob(items[0]!.id)).toBeNull();
+    expect(await client.cancelJob(items[0]!.id).catch((x: unknown) => x)).toMatchObject({ status: 404, code: "not_found" });
+  });
+
+  it("lists, replays (also with an edited payload) and discards dead letters", async () => {
+    const { id } = await client.enqueue("broken", { n: 1 });
+    const second = await client.enqueue("broken", { n: 2 });
+    const third = await client.enqueue("broken", { n: 3 });
+    await jobs.tick({ budgetMs: 5_000 });
+    const page = await client.deadLetters.list({ job: "broken" });
+    expect(page.items.map((d) => d.id).sort()).toEqual([id, second.id, third.id].sort());
+    expect(await client.deadLetters.get(id)).toMatchObject({ reason: "permanent", payload: { n: 1 } });
+    expect(await client.deadLetters.replay(id, { payload: { n: 10 } })).toEqual({ id });
+    expect((await client.getJob(id))?.payload).toEqual({ n: 10 });
+    expect(await client.deadLetters.replay(id).catch((x: unknown) => x)).toMatchObject({ code: "not_found" });
+    const bulk = await client.deadLetters.replayMany({ ids: [second.id] });
+    expect(bulk.replayed).toEqual([second.id]);
+    await client.deadLetters.discard(third.id);
+    expect(await client.deadLetters.get(third.id)).toBeNull();
+  });
+
+  it("reads stats, health and schedules, and runs a schedule now", async () => {
+    const stats = await client.stats();
+    expect(stats.queue.length).toBeGreaterThan(0);
+    expect(await client.health()).toMatchObject({ ok: true });
+    const [daily] = await client.schedules.list({ next: 2 });
+    expect(daily).toMatchObject({ name: "daily-resize", job: "resize", paused: false });
+    expect(daily!.nextRuns).toHaveLength(2);
+    expect(await client.schedules.pause("daily-resize")).toMatchObject({ paused: true });
+    expect(await client.schedules.resume("daily-resize")).toMatchObject({ paused: false });
+    const run = await client.schedules.run("daily-resize");
+    expect((await client.getJob(run.id))?.payload).toEqual({ url: "https://x.test/a.png", width: 10 });
+  });
+
+  it("surfaces auth failures as JobsApiError 401", async () => {
+    const bad = createClient<typeof jobList>({ baseUrl: server.url, token: "wrong-token" });
+    expect(await bad.stats().catch((x: unknown) => x)).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+});

@@ -1,0 +1,1 @@
+export { GET, POST } from "../functions/vercel/dist/tick.js";

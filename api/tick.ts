@@ -1,1 +1,0 @@
-export { GET, POST } from "../functions/vercel/tick.js";

@@ -426,3 +426,64 @@ describe("stats, tick, openapi, routing", () => {
     expectError(await call("GET", "/api/schedules?next=-1"), 422, "invalid_options");
   });
 });
+
+describe("createApp options", () => {
+  it("opens a per-request jobs instance only when a route needs it, and disposes it after every such request", async () => {
+    let made = 0;
+    let disposed = 0;
+    const perRequest = createApp({
+      jobs: async () => {
+        made++;
+        return { jobs: h.make([sendEmail]), dispose: async () => void disposed++ };
+      },
+      env: { JOBS_API_TOKEN: API_TOKENS },
+    });
+    const c = caller(perRequest);
+    expectError(await c("GET", "/api/stats", { token: null }), 401, "unauthorized");
+    expectError(await c("GET", "/api/nope"), 404, "not_found");
+    expect([made, disposed]).toEqual([0, 0]);
+    expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 60_000 } })).status).toBe(201);
+    expectError(await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "bad" } } }), 422, "invalid_payload");
+    expect((await c("GET", "/api/health", { token: null })).status).toBe(200);
+    expect([made, disposed]).toEqual([3, 3]);
+  });
+
+  it("answers a server fault with 500 internal, logs the stack and sends none; health says 503", async () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const broken = h.make([sendEmail], {}, { query: async () => { throw new Error("connection refused to db.internal:5432 password=hunter2"); } });
+    const c = caller(createApp({ jobs: broken, env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: (level, msg, fields) => void logged.push({ level, msg, ...fields }) } }));
+    const r = await c("GET", "/api/stats");
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({ error: { code: "internal", message: "internal error" } });
+    expect(logged).toEqual([expect.objectContaining({ level: "error", msg: "http request failed", path: "/api/stats", stack: expect.stringContaining("hunter2") })]);
+    const health = await c("GET", "/api/health", { token: null });
+    expect(health.status).toBe(503);
+    expect(health.body.error.code).toBe("unavailable");
+    expect(JSON.stringify(health.body)).not.toContain("hunter2");
+  });
+
+  it("keeps an enqueue that succeeded when the onEnqueued hook throws", async () => {
+    await reset();
+    const logged: string[] = [];
+    const c = caller(createApp({
+      jobs,
+      env: { JOBS_API_TOKEN: API_TOKENS },
+      onEnqueued: () => { throw new Error("kick failed"); },
+      logger: { log: (_level, msg) => void logged.push(msg) },
+    }));
+    expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } })).status).toBe(201);
+    expect(await count()).toBe(1);
+    expect(logged).toEqual(["onEnqueued hook failed"]);
+  });
+
+  it("refuses a bad JOBS_MAX_BODY_BYTES when the app is created", () => {
+    expect(() => createApp({ jobs, env: { JOBS_MAX_BODY_BYTES: "1MB" } })).toThrow(/JOBS_MAX_BODY_BYTES must be a positive integer/);
+  });
+
+  it("takes the tick options from a function of the request", async () => {
+    let asked = 0;
+    const c = caller(createApp({ jobs, env: { CRON_SECRET }, tickOptions: () => (asked++, { budgetMs: 1_000, concurrency: 1 }) }));
+    expect((await c("GET", "/api/tick", { token: CRON_SECRET })).status).toBe(200);
+    expect(asked).toBe(1);
+  });
+});

@@ -1,0 +1,98 @@
+// The arithmetic and switches the platform entrypoints share (pure: no database needed).
+import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../scripts/build-worker.js";
+import { isJobsError } from "../src/errors.js";
+import {
+  budgetFromLimit,
+  kickBudgetMs,
+  kickEnabled,
+  platformSettings,
+  VERCEL_TICK,
+  VERCEL_TICK_MAX_DURATION_S,
+  WORKERS_SCHEDULED,
+} from "../src/platform/budget.js";
+import { coalesced } from "../src/platform/kick.js";
+
+const configError = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (e) {
+    if (isJobsError(e)) return { code: e.code, message: e.message };
+    throw e;
+  }
+  throw new Error("expected an error");
+};
+
+describe("tick budget from the platform limit", () => {
+  it("is the limit minus the margin on each platform by default", () => {
+    expect(platformSettings({}, VERCEL_TICK).tickBudgetMs).toBe(50_000);
+    expect(platformSettings({}, WORKERS_SCHEDULED).tickBudgetMs).toBe(25_000);
+  });
+
+  it("reads JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN as durations", () => {
+    expect(platformSettings({ JOBS_PLATFORM_LIMIT: "5m", JOBS_SAFETY_MARGIN: "20s" }, VERCEL_TICK).tickBudgetMs).toBe(280_000);
+  });
+
+  it("lets JOBS_TICK_BUDGET lower the budget but never raise it past the limit minus the margin", () => {
+    expect(platformSettings({ JOBS_TICK_BUDGET: "10s" }, WORKERS_SCHEDULED).tickBudgetMs).toBe(10_000);
+    expect(platformSettings({ JOBS_TICK_BUDGET: "10m" }, WORKERS_SCHEDULED).tickBudgetMs).toBe(25_000);
+  });
+
+  it("keeps the claim cutoff within half the budget", () => {
+    const s = platformSettings({ JOBS_PLATFORM_LIMIT: "3s", JOBS_SAFETY_MARGIN: "1s" }, WORKERS_SCHEDULED);
+    expect([s.tickBudgetMs, s.claimCutoffMs]).toEqual([2_000, 1_000]);
+  });
+
+  it("refuses a margin that leaves less than a second, naming the variable", () => {
+    expect(configError(() => budgetFromLimit({ limitMs: 10_000, marginMs: 9_500 }))).toEqual({
+      code: "invalid_config",
+      message: "the platform limit (10000 ms) minus the safety margin (9500 ms) leaves 500 ms; a tick needs at least 1000 ms",
+    });
+    expect(configError(() => platformSettings({ JOBS_SAFETY_MARGIN: "soon" }, VERCEL_TICK))).toEqual({
+      code: "invalid_config",
+      message: 'JOBS_SAFETY_MARGIN must be a duration such as 30s, 2m or 1500 (milliseconds), got "soon"',
+    });
+  });
+
+  it("matches the maxDuration vercel.json gives the tick function", () => {
+    const vercel = JSON.parse(readFileSync(join(ROOT, "vercel.json"), "utf8")) as { functions: Record<string, { maxDuration: number }> };
+    expect(vercel.functions["api/tick.js"]?.maxDuration).toBe(VERCEL_TICK_MAX_DURATION_S);
+  });
+});
+
+describe("the kick", () => {
+  it("is on unless JOBS_KICK says off", () => {
+    expect([undefined, "", "on", "1", "off", "OFF", "0", "false", "no"].map((v) => kickEnabled({ JOBS_KICK: v }))).toEqual([
+      true, true, true, true, false, false, false, false, false,
+    ]);
+  });
+
+  it("gets JOBS_KICK_BUDGET (default 10 s), never more than the platform budget", () => {
+    expect(kickBudgetMs({}, 25_000)).toBe(10_000);
+    expect(kickBudgetMs({ JOBS_KICK_BUDGET: "3s" }, 25_000)).toBe(3_000);
+    expect(kickBudgetMs({ JOBS_KICK_BUDGET: "1m" }, 25_000)).toBe(25_000);
+  });
+
+  it("coalesces: kicks during a run share one rerun, and a failure is reported, not thrown", async () => {
+    const runs: number[] = [];
+    const errors: unknown[] = [];
+    let release!: () => void;
+    let n = 0;
+    const kick = coalesced(async () => {
+      const i = ++n;
+      runs.push(i);
+      if (i === 1) await new Promise<void>((r) => (release = r));
+      if (i === 2) throw new Error("database down");
+    }, (e) => errors.push(e));
+    const first = kick();
+    const during = [kick(), kick(), kick()];
+    release();
+    await Promise.all([first, ...during]);
+    expect(runs).toEqual([1, 2]);
+    expect(errors.map((e) => (e as Error).message)).toEqual(["database down"]);
+    await kick();
+    expect(runs).toEqual([1, 2, 3]);
+  });
+});

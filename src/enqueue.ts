@@ -114,15 +114,15 @@ export const enqueueMany = async (
     unique.push(row);
     return row;
   });
-  const inserted = await insertJobs(db, t, unique);
-  const byKey = new Map(inserted.map((r) => [`${r.job_name}\u0000${r.idempotency_key ?? ""}`, r.id]));
-  const insertedIds = new Set(inserted.map((r) => r.id));
+  const keyed = await insertJobs(db, t, unique);
+  const byKey = new Map(keyed.map((r) => [`${r.job_name}\u0000${r.idempotency_key}`, r.id]));
   const seen = new Set<NewJobRow>();
-  return rows.map((row, i) => {
-    const own = target[i]!;
-    const id = own.idempotency_key === null ? own.id : byKey.get(`${own.job_name}\u0000${own.idempotency_key}`)!;
-    const repeat = seen.has(own);
+  return target.map((own) => {
+    if (own.idempotency_key === null) return { id: own.id, deduplicated: false };
+    const id = byKey.get(`${own.job_name}\u0000${own.idempotency_key}`)!;
+    // A repeat within the batch, or a key that matched a live job (its id, not ours).
+    const deduplicated = seen.has(own) || id !== own.id;
     seen.add(own);
-    return { id, deduplicated: repeat || !insertedIds.has(own.id) || id !== own.id };
+    return { id, deduplicated };
   });
 };

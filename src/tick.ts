@@ -65,7 +65,8 @@ interface Run {
   readonly row: ClaimedRow;
   readonly owner: string;
   readonly startedAt: number;
-  readonly controller: AbortController;
+  /** Only for a job with its own timeout; every other run listens to the tick's signal alone. */
+  own?: AbortController;
   /** Set at the deadline: the run was requeued, and whatever it does later is fenced out. */
   abandoned: boolean;
 }
@@ -124,11 +125,13 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     statements++;
     return runStep(db, tables, input);
   };
-  const counted: Db = { query: (text, params) => (statements++, db.query(text, params)) };
+  const counted: Db = { query: (text, params, opts) => (statements++, db.query(text, params, opts)) };
+  // Aborted at the deadline, when every run still going is abandoned; shared so a run costs no controller of its own.
+  const deadlineAbort = new AbortController();
   const extensions = env.extensions ?? [];
 
   const start = (row: ClaimedRow, owner: string) => {
-    const run: Run = { row, owner, startedAt: Date.now(), controller: new AbortController(), abandoned: false };
+    const run: Run = { row, owner, startedAt: Date.now(), abandoned: false };
     running.set(row.id, run);
     void execute(run).then((settlement) => {
       if (run.abandoned) return void settleLate(run, settlement);
@@ -154,25 +157,30 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (!parsed.success) {
       return dead("invalid_payload", `stored payload no longer matches the schema of ${job.name}: ${JSON.stringify(describeIssues(parsed.error.issues))}`);
     }
+    if (job.timeoutMs !== undefined) run.own = new AbortController();
     const ctx = {
       jobId: row.id,
       attempt: row.attempt,
       maxAttempts: row.max_attempts,
       correlationId: row.correlation_id,
-      signal: run.controller.signal,
+      signal: run.own ? AbortSignal.any([deadlineAbort.signal, run.own.signal]) : deadlineAbort.signal,
       log: jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }),
     };
     let timeout: ReturnType<typeof setTimeout> | undefined;
     try {
-      const timedOut = new Promise<never>((_, reject) => {
-        if (job.timeoutMs === undefined) return;
-        timeout = setTimeout(() => {
-          const error = new JobTimeout(`timed out after ${job.timeoutMs} ms`);
-          run.controller.abort(error);
-          reject(error);
-        }, job.timeoutMs);
-      });
-      await Promise.race([Promise.resolve().then(() => job.handler(parsed.data, ctx)), timedOut]);
+      if (run.own === undefined) {
+        await job.handler(parsed.data, ctx);
+      } else {
+        const own = run.own;
+        const timedOut = new Promise<never>((_, reject) => {
+          timeout = setTimeout(() => {
+            const error = new JobTimeout(`timed out after ${job.timeoutMs} ms`);
+            own.abort(error);
+            reject(error);
+          }, job.timeoutMs);
+        });
+        await Promise.race([Promise.resolve().then(() => job.handler(parsed.data, ctx)), timedOut]);
+      }
       return { kind: "complete", item: { ...base, durationMs: elapsed() } };
     } catch (error) {
       if (isPermanent(error)) return dead("permanent", errorText(error));
@@ -303,10 +311,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   // The deadline (or the end of work): one statement settles what finished, requeues
   // what is still running, and records the report.
   const abandoned = [...running.values()];
-  for (const run of abandoned) {
-    run.abandoned = true;
-    run.controller.abort(new TickDeadline("the tick's deadline came before the run finished"));
-  }
+  for (const run of abandoned) run.abandoned = true;
+  if (abandoned.length > 0) deadlineAbort.abort(new TickDeadline("the tick's deadline came before the run finished"));
   if (abandoned.length > 0) {
     logger.log("error", "tick deadline: requeueing running jobs", {
       jobIds: abandoned.map((r) => r.row.id),

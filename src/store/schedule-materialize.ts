@@ -66,7 +66,7 @@ export const materializeOccurrences = async (db: Db, t: Tables, advances: readon
       SELECT j.id, a.job_name, a.payload, j.run_at, j.priority, j.max_attempts, j.key, j.key
       FROM advanced a CROSS JOIN LATERAL jsonb_to_recordset(a.jobs)
         AS j(id uuid, run_at timestamptz, key text, priority integer, max_attempts integer)
-      ON CONFLICT (job_name, idempotency_key) DO NOTHING
+      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING id, idempotency_key)
     SELECT (SELECT coalesce(jsonb_agg(name ORDER BY name), '[]'::jsonb) FROM advanced) AS advanced,
            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'key', idempotency_key)), '[]'::jsonb) FROM enqueued) AS enqueued`;

@@ -20,7 +20,7 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<
       INSERT INTO ${t.queue} AS q (id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)
       SELECT id, job_name, payload, now(), priority, max_attempts, key, key
       FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text)
-      ON CONFLICT (job_name, idempotency_key) DO UPDATE SET idempotency_key = excluded.idempotency_key
+      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET idempotency_key = excluded.idempotency_key
       RETURNING q.id),
     touched AS (
       UPDATE ${t.schedules} SET last_enqueued_at = now(), last_job_id = (SELECT id FROM job), updated_at = now()

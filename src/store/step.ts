@@ -145,7 +145,7 @@ interface StepRow {
 export const runStep = async (db: Db, t: Tables, input: StepInput): Promise<StepResult> => {
   const statement = buildStep(t, input);
   if (!statement) return EMPTY;
-  const { rows } = await db.query<StepRow>(statement.text, statement.values);
+  const { rows } = await db.query<StepRow>(statement.text, statement.values, { prepare: true });
   const row = rows[0];
   if (!row) return EMPTY;
   const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, ...probe } = row;

@@ -1,9 +1,9 @@
 // The jobs this deployment runs. Replace these examples with your own: every
 // entrypoint (the Vercel functions and the Cloudflare worker) builds its jobs here.
 import * as z from "zod";
-import { type AnyJob, createJobs, type Db, defineJob, type Jobs, type JobsSettings, jsonLogger } from "../src/index.js";
+import { type AnyJob, createJobs, type Db, defineJob, type Jobs, type JobsSettings, jsonLogger, type ScheduleDefinition } from "../src/index.js";
 
-/** The examples' own table (run by `npm run migrate:deploy` after the library's migrations). */
+/** The examples' own table (created by `setupDeployment`). */
 export const EXAMPLE_SETUP_SQL = `CREATE TABLE IF NOT EXISTS example_events (
   job_id uuid NOT NULL,
   note text NOT NULL,
@@ -45,8 +45,13 @@ export const exampleJobs = (db: Db) =>
     }),
   ] as const;
 
+/** Your own tables, if your jobs need any: `npm run migrate:deploy` runs this after the library's migrations. */
+export const setupDeployment = async (db: Db): Promise<void> => {
+  await db.query(EXAMPLE_SETUP_SQL);
+};
+
 /** Recurring jobs (see `defineSchedule`); the tick keeps the schedules table in step with this list. */
-export const exampleSchedules = [];
+export const exampleSchedules: ScheduleDefinition[] = [];
 
 /** The deployment's jobs on one invocation's connection (the entrypoints take names from HTTP, so untyped). */
 export const deploymentJobs = (db: Db, settings: JobsSettings): Jobs<readonly AnyJob[]> =>

@@ -46,6 +46,13 @@ describe("vercel build", () => {
     expect(readdirSync(join(OUTPUT, "functions", "api")).sort()).toEqual(["index.func", "tick.func"]);
   });
 
+  it("bundles the Edge function from Web-API code only: no Node built-in, no node-postgres", () => {
+    // The build step (vercel.json buildCommand) wrote it; Vercel bundles its packages for the Edge runtime.
+    const code = readFileSync(join(ROOT, "functions", "vercel", "dist", "api.js"), "utf8");
+    const imported = new Set([...code.matchAll(/\bfrom ?"([^"]+)"|\b(?:import|require)\("([^"]+)"\)/g)].map((m) => (m[1] ?? m[2])!.split("/")[0]!));
+    expect([...imported].sort()).toEqual(["@neondatabase", "@vercel", "cron-parser", "hono", "zod"]);
+  });
+
   it("publishes no source, config or server file as static", () => {
     expect(walk(join(OUTPUT, "static"))).toEqual(["static/robots.txt"]);
   });

@@ -4,7 +4,7 @@ import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
 import { insertJobs, type NewJobRow } from "./store/enqueue.js";
 import type { Tables } from "./store/tables.js";
-import { checkPayload, findNul } from "./validate.js";
+import { checkPayload, unstorable } from "./validate.js";
 
 export interface EnqueueOptions {
   /** When the job becomes due: a Date or an ISO 8601 string. Not with `delayMs`. */
@@ -39,7 +39,7 @@ const badOption = (message: string, where: Record<string, unknown>, field: strin
 
 const shortText = (value: unknown, field: string, where: Record<string, unknown>): string | null => {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value.length === 0 || value.length > 255 || findNul(value)) {
+  if (typeof value !== "string" || value.length === 0 || value.length > 255 || unstorable(value)) {
     return badOption(`${field} must be a string of 1 to 255 characters`, where, field);
   }
   return value;
@@ -56,7 +56,10 @@ export const prepareJob = (
   let runAt: string | null = null;
   if (item.runAt !== undefined && item.runAt !== null) {
     const date = item.runAt instanceof Date ? item.runAt : typeof item.runAt === "string" ? new Date(item.runAt) : undefined;
-    if (!date || Number.isNaN(date.getTime())) badOption("runAt must be a date or an ISO 8601 timestamp", where, "runAt");
+    // Years 1970-9999: what every driver and PostgreSQL round-trip exactly.
+    if (!date || Number.isNaN(date.getTime()) || date.getTime() < 0 || date.getTime() >= 253_402_300_800_000) {
+      badOption("runAt must be a date or an ISO 8601 timestamp between the years 1970 and 9999", where, "runAt");
+    }
     runAt = date!.toISOString();
   }
   let delayMs: number | null = null;

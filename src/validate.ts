@@ -5,20 +5,33 @@ import type { AnyJob } from "./job.js";
 export const describeIssues = (issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string }>) =>
   issues.map((i) => ({ path: i.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: i.message, code: i.code }));
 
-/** Postgres jsonb cannot hold U+0000 in a string or a key; find the first one so the error can point at it. */
-export const findNul = (value: unknown, path: Array<string | number> = []): Array<string | number> | undefined => {
-  if (typeof value === "string") return value.includes("\u0000") ? path : undefined;
+/** Text PostgreSQL cannot store: U+0000 (in text or jsonb) or a lone UTF-16 surrogate (not valid Unicode). */
+export const unstorable = (text: string): string | undefined =>
+  text.includes("\u0000") ? "U+0000 is not allowed in strings" : LONE_SURROGATE.test(text) ? "a lone UTF-16 surrogate is not valid Unicode" : undefined;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Finds the first string or key PostgreSQL cannot store, so the error can point at it. */
+export const findUnstorable = (
+  value: unknown,
+  path: Array<string | number> = [],
+): { path: Array<string | number>; message: string } | undefined => {
+  if (typeof value === "string") {
+    const message = unstorable(value);
+    return message ? { path, message } : undefined;
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const hit = findNul(value[i], [...path, i]);
+      const hit = findUnstorable(value[i], [...path, i]);
       if (hit) return hit;
     }
     return undefined;
   }
   if (value !== null && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes("\u0000")) return [...path, k];
-      const hit = findNul(v, [...path, k]);
+      const message = unstorable(k);
+      if (message) return { path: [...path, k], message };
+      const hit = findUnstorable(v, [...path, k]);
       if (hit) return hit;
     }
   }
@@ -60,12 +73,13 @@ export const checkPayload = (
     });
   }
   const stored: unknown = JSON.parse(text);
-  // JSON.stringify writes U+0000 as the escape \u0000, so a text without it holds none.
-  const nul = text.includes("\\u0000") ? findNul(stored) : undefined;
-  if (nul) {
-    throw new JobsError("invalid_payload", `payload for ${job.name} holds a U+0000 character, which PostgreSQL cannot store`, {
+  // JSON.stringify writes U+0000 and lone surrogates as \u escapes (\u0000, \ud800...), so a
+  // text without either escape holds neither, and the walk is skipped.
+  const bad = text.includes("\\u0000") || /\\ud[89a-f]/.test(text) ? findUnstorable(stored) : undefined;
+  if (bad) {
+    throw new JobsError("invalid_payload", `payload for ${job.name} holds text PostgreSQL cannot store: ${bad.message}`, {
       ...where,
-      issues: [{ path: nul, message: "U+0000 is not allowed in strings", code: "nul_character" }],
+      issues: [{ path: bad.path, message: bad.message, code: "unstorable_text" }],
     });
   }
   const parsed = job.schema.safeParse(stored);

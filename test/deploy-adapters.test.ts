@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLE_SETUP_SQL, exampleJobs } from "../functions/jobs.js";
 import { DEADLINE_ERROR } from "../src/store/requeue.js";
 import { type Harness, harness, sleep } from "./support/harness.js";
-import { startWorker } from "./support/miniflare.js";
+import { startWorker, workerBuild } from "./support/miniflare.js";
 import { type Served, serveFetch, startNeonHttp } from "./support/neon-http.js";
 import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
 
@@ -160,6 +160,10 @@ const adapterSuite = (name: string, platform: Platform) => {
         { id: bad.id, attempts: 2, reason: "exhausted", last_error: "boom" },
       ]);
       expect(await h.rows("SELECT id::text, status, attempt FROM jobs_queue")).toEqual([{ id: slow.id, status: "queued", attempt: 2 }]);
+      // What a deployment check sees: the health endpoint reports the cron's last tick.
+      const health = (await (await d.request("/api/health")).json()) as { ok: boolean; lastTickAt: string | null };
+      expect(health.ok).toBe(true);
+      expect(Date.parse(health.lastTickAt ?? "")).toBeGreaterThan(Date.now() - 60_000);
       await h.db.query("DELETE FROM jobs_queue");
     });
 
@@ -209,6 +213,14 @@ const adapterSuite = (name: string, platform: Platform) => {
     });
   });
 };
+
+describe("the worker bundle", () => {
+  it("is what wrangler uploads, and stays under 256 KiB gzip (the README gives the measured size)", async () => {
+    const build = await workerBuild();
+    console.log(`worker bundle: ${build.bytes} bytes, gzip ${build.gzipBytes} bytes`);
+    expect(build.gzipBytes).toBeLessThan(256 * 1024);
+  });
+});
 
 adapterSuite("vercel", vercel);
 adapterSuite("cloudflare", cloudflare);

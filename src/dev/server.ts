@@ -4,12 +4,10 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
-import { Hono } from "hono";
 import pg from "pg";
 import { oneLine } from "../cli/errors.js";
 import { loadJobsModule } from "../cli/jobs-module.js";
 import { type Env, settingsFromEnv } from "../config.js";
-import { createDashboard } from "../dashboard/app.js";
 import { parseDuration } from "../duration.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/app.js";
@@ -141,13 +139,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
         if (dueNow && kickEnabled(env)) ticker.kick();
       },
     });
-    const dashboard = createDashboard({ jobs, env: appEnv, basePath: "/dashboard" });
-    // One origin, as on a platform: the dashboard under /dashboard, everything else to the API app.
-    const site = new Hono();
-    site.get("/", (c) => c.redirect("/dashboard"));
-    site.route("/dashboard", dashboard);
-    site.all("*", (c) => api.fetch(c.req.raw));
-    const server = createAdaptorServer({ fetch: site.fetch }) as Server;
+    // The same app as on a platform: the API under /api, the dashboard under /dashboard.
+    const server = createAdaptorServer({ fetch: api.fetch }) as Server;
     const boundPort = await listen(server, port, env.HOST || "127.0.0.1");
     cleanups.push(() => closeServer(server));
     const url = `http://localhost:${boundPort}`;

@@ -1,7 +1,9 @@
 // One suite, two platforms: the Vercel functions (served over real HTTP in Node, as
 // Vercel's front end would) and the Cloudflare worker (the wrangler bundle in
 // Miniflare) pass the same checks against the real PostgreSQL.
+import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import ws from "ws";
 import { EXAMPLE_SETUP_SQL, exampleJobs } from "../functions/jobs.js";
 import { DEADLINE_ERROR } from "../src/store/requeue.js";
 import { type Harness, harness, sleep } from "./support/harness.js";
@@ -22,7 +24,16 @@ interface Deployment {
   close(): Promise<void>;
 }
 
-type Platform = (h: Harness, options: { kick: boolean }) => Promise<Deployment>;
+interface Options {
+  readonly kick: boolean;
+  /** How request handlers reach Neon: `neon()` over HTTP, or a Pool opened and closed per request. */
+  readonly transport: "http" | "ws";
+}
+
+type Platform = (h: Harness, options: Options) => Promise<Deployment>;
+
+// The Edge runtime has a global WebSocket; Node 20 does not.
+neonConfig.webSocketConstructor = ws;
 
 let neonHttp: Awaited<ReturnType<typeof startNeonHttp>>;
 let proxy: WsProxy;
@@ -35,7 +46,7 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-const deploymentEnv = (h: Harness, kick: boolean): Record<string, string> => ({
+const deploymentEnv = (h: Harness, { kick, transport }: Options): Record<string, string> => ({
   DATABASE_URL: h.url,
   NEON_LOCAL_HTTP: neonHttp.endpoint,
   NEON_LOCAL_WSPROXY: `127.0.0.1:${proxy.port}`,
@@ -45,6 +56,7 @@ const deploymentEnv = (h: Harness, kick: boolean): Record<string, string> => ({
   JOBS_PLATFORM_LIMIT: "3s",
   JOBS_SAFETY_MARGIN: "1s",
   JOBS_KICK: kick ? "on" : "off",
+  JOBS_NEON_TRANSPORT: transport,
 });
 
 // Vercel's runtime hands `waitUntil` to @vercel/functions through this global; here it collects the promises.
@@ -58,8 +70,8 @@ const pendingWork = new Set<Promise<unknown>>();
   }),
 };
 
-const vercel: Platform = async (h, { kick }) => {
-  Object.assign(process.env, deploymentEnv(h, kick));
+const vercel: Platform = async (h, options) => {
+  Object.assign(process.env, deploymentEnv(h, options));
   vi.resetModules();
   // The modules api/ re-exports, loaded fresh so they read this environment.
   const tick = await import("../functions/vercel/tick.js");
@@ -84,8 +96,8 @@ const vercel: Platform = async (h, { kick }) => {
   };
 };
 
-const cloudflare: Platform = async (h, { kick }) => {
-  const worker = await startWorker(deploymentEnv(h, kick));
+const cloudflare: Platform = async (h, options) => {
+  const worker = await startWorker(deploymentEnv(h, options));
   return {
     request: (path, init) => worker.fetch(path, init),
     cron: () => worker.scheduled(),
@@ -111,7 +123,7 @@ const adapterSuite = (name: string, platform: Platform) => {
     const lib = h.make(exampleJobs(h.db));
     let d: Deployment;
     beforeAll(async () => {
-      d = await platform(h, { kick: true });
+      d = await platform(h, { kick: true, transport: "http" });
     }, 120_000);
     afterAll(async () => {
       await d?.settle();
@@ -151,13 +163,17 @@ const adapterSuite = (name: string, platform: Platform) => {
       const slow = await lib.enqueue("example.sleep", { ms: 60_000 });
       await d.cron();
       expect(await h.rows("SELECT job_id::text, note, attempt FROM example_events")).toEqual([{ job_id: ok.id, note: "from the cron", attempt: 1 }]);
-      expect(await h.rows("SELECT id::text, status, attempt, last_error FROM jobs_queue ORDER BY job_name")).toEqual([
-        { id: bad.id, status: "queued", attempt: 1, last_error: "boom" },
-        { id: slow.id, status: "queued", attempt: 1, last_error: DEADLINE_ERROR },
+      // Back in the queue before the tick returned, its attempt counted.
+      expect(await h.rows("SELECT status, attempt, last_error FROM jobs_queue WHERE id = $1", [slow.id])).toEqual([
+        { status: "queued", attempt: 1, last_error: DEADLINE_ERROR },
       ]);
+      // The failure's retry (due 10 ms later) runs in this tick or the next, whichever claims it first.
       await d.cron();
       expect(await h.rows("SELECT id::text, attempts, reason, last_error FROM jobs_dead_letters")).toEqual([
         { id: bad.id, attempts: 2, reason: "exhausted", last_error: "boom" },
+      ]);
+      expect(await h.rows("SELECT sum(retried)::int AS retried, sum(dead_lettered)::int AS dead FROM jobs_metrics WHERE job_name = 'example.fail'")).toEqual([
+        { retried: 1, dead: 1 },
       ]);
       expect(await h.rows("SELECT id::text, status, attempt FROM jobs_queue")).toEqual([{ id: slow.id, status: "queued", attempt: 2 }]);
       // What a deployment check sees: the health endpoint reports the cron's last tick.
@@ -186,12 +202,12 @@ const adapterSuite = (name: string, platform: Platform) => {
     });
   });
 
-  describe(`${name}: with JOBS_KICK=off`, async () => {
+  describe(`${name}: with JOBS_KICK=off and a Neon Pool per request`, async () => {
     const h = await harness(`deploy_${name}_nokick`);
     await h.db.query(EXAMPLE_SETUP_SQL);
     let d: Deployment;
     beforeAll(async () => {
-      d = await platform(h, { kick: false });
+      d = await platform(h, { kick: false, transport: "ws" });
     }, 120_000);
     afterAll(async () => {
       await d?.close();
@@ -205,6 +221,13 @@ const adapterSuite = (name: string, platform: Platform) => {
       });
       expect(response.status).toBe(201);
       await d.settle();
+      // The request's Pool was closed before its response: no connection of the Neon driver is left.
+      const neonConnections = () =>
+        h.rows<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%neondatabase%'");
+      for (let i = 0; (await neonConnections())[0]!.n > 0; i++) {
+        if (i === 100) throw new Error("the request left a Neon connection open");
+        await sleep(20);
+      }
       await sleep(500);
       expect(await h.rows("SELECT job_name, status, attempt FROM jobs_queue")).toEqual([{ job_name: "example.record", status: "queued", attempt: 0 }]);
       await d.cron();

@@ -1,7 +1,7 @@
 import type { Env, JobsSettings } from "../config.js";
 import type { Db } from "../db.js";
 import type { TickReport } from "../tick.js";
-import { budgetFromLimit, kickBudgetMs, limitFromEnv, type PlatformLimit, platformSettings } from "./budget.js";
+import { kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
 
 /** Something that can run a tick: what `createJobs` returns, narrowed to what a platform entrypoint calls. */
@@ -33,9 +33,6 @@ export const runPlatformTick = async (p: PlatformTick, options: { kick?: boolean
     await connection.close();
   }
 };
-
-/** The budget a platform's tick would get with this environment (for logs and tests). */
-export const platformBudgetMs = (env: Env, platform: PlatformLimit): number => budgetFromLimit(limitFromEnv(env, platform));
 
 /** The header a kick adds to its tick request, asking for the short kick budget. */
 export const KICK_HEADER = "x-jobs-kick";

@@ -11,7 +11,7 @@ import type { Requeue } from "./store/requeue.js";
 import type { Retry } from "./store/retry.js";
 import { runStep, type StepInput, type StepResult, type TickCounts } from "./store/step.js";
 import type { Tables } from "./store/tables.js";
-import { describeIssues } from "./validate.js";
+import { parsePayload } from "./validate.js";
 
 export interface TickOptions {
   /** How long this tick may run handlers. Default: the `tickBudgetMs` setting. */
@@ -29,7 +29,7 @@ export interface TickOptions {
 export interface TickReport extends TickCounts {
   readonly startedAt: string;
   readonly durationMs: number;
-  /** Ids of the runs the deadline cut short and returned to the queue. */
+  /** Ids of the runs the deadline cut short and returned to the queue (not those that became dead letters). */
   readonly requeuedIds: readonly string[];
   /** Statements this tick sent. */
   readonly statements: number;
@@ -133,7 +133,13 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const start = (row: ClaimedRow, owner: string) => {
     const run: Run = { row, owner, startedAt: Date.now(), abandoned: false };
     running.set(row.id, run);
-    void execute(run).then((settlement) => {
+    void execute(run)
+      // execute() catches what handlers throw; this is for a fault of our own, so a run never hangs unsettled.
+      .catch((error: unknown): Settlement => ({
+        kind: "retry",
+        item: { id: row.id, owner, durationMs: Date.now() - run.startedAt, delayMs: backoffMs(row.attempt, undefined, random), error: errorText(error) },
+      }))
+      .then((settlement) => {
       if (run.abandoned) return void settleLate(run, settlement);
       running.delete(row.id);
       pending.push(settlement);
@@ -153,9 +159,9 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         : { kind: "retry", item: { ...base, durationMs: elapsed(), delayMs: backoffMs(row.attempt, options, random), error } };
 
     if (!job) return failed(`no handler for job "${row.job_name}" in this deployment`);
-    const parsed = job.schema.safeParse(row.payload);
-    if (!parsed.success) {
-      return dead("invalid_payload", `stored payload no longer matches the schema of ${job.name}: ${JSON.stringify(describeIssues(parsed.error.issues))}`);
+    const parsed = parsePayload(job, row.payload);
+    if (!parsed.ok) {
+      return dead("invalid_payload", `stored payload no longer matches the schema of ${job.name}: ${JSON.stringify(parsed.issues)}`);
     }
     if (job.timeoutMs !== undefined) run.own = new AbortController();
     const ctx = {
@@ -196,17 +202,16 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     deadLetter: settlements.flatMap((s) => (s.kind === "dead" ? [s.item] : [])),
   });
 
-  const rowsById = new Map<string, ClaimedRow>();
-  const jobFields = (id: string) => {
-    const row = rowsById.get(id);
-    return { jobId: id, jobName: row?.job_name, attempt: row?.attempt, correlationId: row?.correlation_id ?? null };
-  };
+  // What log lines say about each job this tick holds; dropped once the job is settled, so a long drain holds no payloads.
+  const claimedJobs = new Map<string, { jobName: string; attempt: number; correlationId: string | null }>();
+  const jobFields = (id: string) => ({ jobId: id, jobName: undefined, attempt: undefined, correlationId: null, ...claimedJobs.get(id) });
 
   /** Logs each settled job, and `lease lost` for each write the fence refused. */
   const account = (settled: Settlement[], requeue: Requeue[], result: StepResult) => {
     const ok = new Set([...result.completed, ...result.retried, ...result.deadLettered, ...result.requeued, ...result.requeueExhausted]);
     for (const s of settled) {
       const f = { ...jobFields(s.item.id), durationMs: s.item.durationMs };
+      claimedJobs.delete(s.item.id);
       if (!ok.has(s.item.id)) {
         counts.leaseLost++;
         logger.log("warn", "lease lost", { ...f, operation: s.kind === "dead" ? "dead-letter" : s.kind });
@@ -280,7 +285,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         queueEmpty = want > 0 && result.claimed.length < want && result.reclaimed.length === 0;
         counts.claimed += result.claimed.length;
         for (const row of result.claimed) {
-          rowsById.set(row.id, row);
+          claimedJobs.set(row.id, { jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id });
           start(row, owner);
         }
         if (first) {
@@ -323,6 +328,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const settled = pending;
   pending = [];
   const busy = counts.claimed + counts.reclaimed + settled.length + requeue.length > 0;
+  let requeuedIds: string[] = [];
   try {
     if (busy) {
       const result = await step({
@@ -331,6 +337,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         report: { before: { ...counts }, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started },
       });
       account(settled, requeue, result);
+      requeuedIds = result.requeued;
       for (const id of result.requeued) logger.log("error", "job requeued at the deadline", { ...jobFields(id), outcome: "requeued" });
     }
   } finally {
@@ -340,7 +347,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     ...counts,
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
-    requeuedIds: abandoned.map((r) => r.row.id),
+    requeuedIds,
     statements,
   };
   logger.log(busy ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });

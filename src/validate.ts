@@ -38,6 +38,23 @@ export const findUnstorable = (
   return undefined;
 };
 
+export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: ReturnType<typeof describeIssues> };
+
+/**
+ * Parses a payload with a job's schema. zod's safeParse only catches validation
+ * failures: a transform or refine that throws (or an async one) escapes it, so
+ * that is caught here and reported as an issue instead of crashing a request or a tick.
+ */
+export const parsePayload = (job: AnyJob, value: unknown): ParseResult => {
+  try {
+    const parsed = job.schema.safeParse(value);
+    return parsed.success ? { ok: true, data: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { ok: false, issues: [{ path: [], message: `the schema failed: ${message}`, code: "schema_error" }] };
+  }
+};
+
 const encoder = new TextEncoder();
 
 /**
@@ -82,12 +99,9 @@ export const checkPayload = (
       issues: [{ path: bad.path, message: bad.message, code: "unstorable_text" }],
     });
   }
-  const parsed = job.schema.safeParse(stored);
-  if (!parsed.success) {
-    throw new JobsError("invalid_payload", `payload for ${job.name} does not match its schema`, {
-      ...where,
-      issues: describeIssues(parsed.error.issues),
-    });
+  const parsed = parsePayload(job, stored);
+  if (!parsed.ok) {
+    throw new JobsError("invalid_payload", `payload for ${job.name} does not match its schema`, { ...where, issues: parsed.issues });
   }
   return { job, stored };
 };

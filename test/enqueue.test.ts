@@ -71,6 +71,14 @@ describe("enqueue", () => {
     expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining([["to"], ["subject"]]));
   });
 
+  it("reports a schema that throws while parsing as invalid_payload, not a crash", async () => {
+    const parsesJson = defineJob({ name: "parses-json", schema: z.object({ s: z.string().transform((s) => JSON.parse(s) as unknown) }), handler: () => {} });
+    const jobs = await h.isolated([parsesJson]);
+    const error = await caught(jobs.enqueue("parses-json", { s: "{not json" }));
+    expect(error.code).toBe("invalid_payload");
+    expect(await count(jobs.tables.queue)).toBe(0);
+  });
+
   it("enqueues a batch in one statement, and stores none of it when one item is bad (naming its index)", async () => {
     const jobs = await h.isolated([email, other]);
     const ok = await jobs.enqueueMany([

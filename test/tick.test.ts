@@ -74,6 +74,22 @@ describe("tick", () => {
     expect(dead!.last_error).toContain("address");
   });
 
+  it("dead-letters a job whose schema throws while parsing, and keeps going", async () => {
+    const lenient = defineJob({ name: "json-in-string", schema: z.object({ s: z.string() }), handler: () => {} });
+    const strict = defineJob({
+      name: "json-in-string",
+      schema: z.object({ s: z.string().transform((s) => JSON.parse(s) as unknown) }),
+      handler: () => {},
+    });
+    const old = await h.isolated([lenient]);
+    const { id } = await old.enqueue("json-in-string", { s: "{not json" });
+    const jobs = h.make([strict], { tablePrefix: old.settings.tablePrefix });
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1, requeued: 0 });
+    const dead = await deadRow(jobs, id);
+    expect(dead).toMatchObject({ reason: "invalid_payload" });
+    expect(dead!.last_error).toContain("the schema failed");
+  });
+
   it("never loses a job whose handler is missing here: retried, then dead-lettered naming the handler", async () => {
     const orphan = defineJob({ name: "orphan", schema: z.object({}), maxAttempts: 2, handler: () => {} });
     const jobs = await h.isolated([orphan]);
@@ -138,7 +154,7 @@ describe("tick", () => {
     const jobs = await h.isolated([never]);
     const { id } = await jobs.enqueue("never-fits", {});
     expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 1 });
-    expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 0, deadLettered: 1 });
+    expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 0, deadLettered: 1, requeuedIds: [] });
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "deadline", attempts: 2 });
   });
 

@@ -2,7 +2,7 @@ import type { JobsSettings } from "./config.js";
 import type { Db } from "./db.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
-import { insertJobs, type NewJobRow } from "./store/enqueue.js";
+import { findKeyed, insertJobs, type EnqueuedRow, type NewJobRow } from "./store/enqueue.js";
 import type { Tables } from "./store/tables.js";
 import { checkPayload, unstorable } from "./validate.js";
 
@@ -89,6 +89,29 @@ export const prepareJob = (
   };
 };
 
+const keyOf = (r: { job_name: string; idempotency_key: string | null }) => `${r.job_name}\u0000${r.idempotency_key}`;
+
+/**
+ * Inserts the rows and returns, per key, the id of the job holding it. A key
+ * that matched a job committed after the insert's snapshot is looked up again;
+ * if that job has finished since, the key is free and the row is inserted again.
+ */
+const insertResolvingKeys = async (db: Db, t: Tables, rows: readonly NewJobRow[]): Promise<Map<string, string>> => {
+  const byKey = new Map<string, string>();
+  let todo = rows;
+  for (let round = 0; round < 5 && todo.length > 0; round++) {
+    const found: EnqueuedRow[] = await insertJobs(db, t, todo);
+    for (const r of found) byKey.set(keyOf(r), r.id);
+    const missing = todo.filter((r) => r.idempotency_key !== null && !byKey.has(keyOf(r)));
+    for (const r of await findKeyed(db, t, missing.map((m) => ({ job_name: m.job_name, idempotency_key: m.idempotency_key! })))) {
+      byKey.set(keyOf(r), r.id);
+    }
+    todo = missing.filter((r) => !byKey.has(keyOf(r)));
+  }
+  if (todo.length > 0) throw new JobsError("conflict", "an idempotency key kept changing hands while enqueueing; try again");
+  return byKey;
+};
+
 /**
  * Validates every item first (nothing is written if one is bad; the error names
  * its index), then inserts all of them in one statement.
@@ -117,12 +140,11 @@ export const enqueueMany = async (
     unique.push(row);
     return row;
   });
-  const keyed = await insertJobs(db, t, unique);
-  const byKey = new Map(keyed.map((r) => [`${r.job_name}\u0000${r.idempotency_key}`, r.id]));
+  const byKey = await insertResolvingKeys(db, t, unique);
   const seen = new Set<NewJobRow>();
   return target.map((own) => {
     if (own.idempotency_key === null) return { id: own.id, deduplicated: false };
-    const id = byKey.get(`${own.job_name}\u0000${own.idempotency_key}`)!;
+    const id = byKey.get(keyOf(own))!;
     // A repeat within the batch, or a key that matched a live job (its id, not ours).
     const deduplicated = seen.has(own) || id !== own.id;
     seen.add(own);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, type EnqueueOptions, isJobsError, JobsError } from "../src/index.js";
-import { harness } from "./support/harness.js";
+import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("enqueue");
 
@@ -123,6 +123,31 @@ describe("enqueue", () => {
     const again = await jobs.enqueue("send-email", { to: "a@example.com", subject: "x" }, { idempotencyKey: "k" });
     expect(again.deduplicated).toBe(false);
     expect(again.id).not.toBe(a!.id);
+  });
+
+  it("a deduplicated enqueue inside an open transaction never locks the live job (the tick can still settle it)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = false;
+    const held = defineJob({ name: "held", schema: z.object({}), handler: async () => { started = true; await gate; } });
+    const jobs = await h.isolated([held]);
+    const { id } = await jobs.enqueue("held", {}, { idempotencyKey: "only-one" });
+    const tick = jobs.tick({ budgetMs: 20_000 });
+    await expect.poll(() => started).toBe(true);
+    const client = await h.main.connect();
+    try {
+      await client.query("BEGIN");
+      const again = await jobs.enqueue("held", {}, { idempotencyKey: "only-one", db: client });
+      expect(again).toEqual({ id, deduplicated: true });
+      release();
+      // The caller's transaction is still open: the tick's settle must not wait for it.
+      const first = await Promise.race([tick.then(() => "tick finished"), sleep(10_000).then(() => "tick blocked")]);
+      expect(first).toBe("tick finished");
+      expect(await tick).toMatchObject({ succeeded: 1 });
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
   });
 
   it("joins the caller's transaction: a rollback leaves no job, a commit keeps it", async () => {

@@ -21,12 +21,13 @@ export interface EnqueuedRow {
 }
 
 /**
- * Inserts many jobs in one statement. Jobs without a key take a plain insert;
- * keyed jobs take ON CONFLICT: a key that matches a queued or running job of the
- * same name returns that job's id instead of inserting (the no-op DO UPDATE is
- * what makes the existing row visible to RETURNING even when a concurrent insert
- * committed after this statement's snapshot). Only keyed rows are returned: an
- * unkeyed row's id is the one the caller generated.
+ * Inserts many jobs in one statement. Jobs without a key take a plain insert.
+ * Keyed jobs take ON CONFLICT DO NOTHING, so a key that matches a queued or
+ * running job of the same name inserts nothing and never locks that job's row
+ * (an enqueue inside a long caller transaction must not stall a tick's settle).
+ * Returned: for each keyed input, the id now holding its key, either the new
+ * row or the live one it matched. A key missing from the result matched a row
+ * committed after this statement's snapshot; `findKeyed` looks again.
  */
 export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]): Promise<EnqueuedRow[]> => {
   if (rows.length === 0) return [];
@@ -47,11 +48,29 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   if (plain) ctes.push(`plain AS (INSERT INTO ${t.queue} ${columns} ${values("NULL")})`);
   if (keyed) {
     ctes.push(`keyed AS (INSERT INTO ${t.queue} AS q ${columns} ${values("NOT NULL")}
-      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL
-      DO UPDATE SET idempotency_key = excluded.idempotency_key
+      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
       RETURNING q.id, q.job_name, q.idempotency_key)`);
   }
-  const text = `WITH ${ctes.join(",\n")}\n${keyed ? "SELECT id, job_name, idempotency_key FROM keyed" : "SELECT 1 WHERE false"}`;
-  const result = await db.query<EnqueuedRow>(text, p.values);
+  const select = keyed
+    ? `SELECT id, job_name, idempotency_key FROM keyed
+       UNION ALL
+       SELECT q.id, q.job_name, q.idempotency_key
+       FROM ${t.queue} q JOIN input x ON q.job_name = x.job_name AND q.idempotency_key = x.idempotency_key
+       WHERE NOT EXISTS (SELECT 1 FROM keyed k WHERE k.id = x.id)`
+    : "SELECT NULL::uuid AS id, NULL AS job_name, NULL AS idempotency_key WHERE false";
+  const result = await db.query<EnqueuedRow>(`WITH ${ctes.join(",\n")}\n${select}`, p.values);
   return result.rows;
+};
+
+/** The live jobs holding these (name, key) pairs, read in a fresh snapshot. */
+export const findKeyed = async (db: Db, t: Tables, keys: ReadonlyArray<{ job_name: string; idempotency_key: string }>): Promise<EnqueuedRow[]> => {
+  if (keys.length === 0) return [];
+  const p = new Params();
+  const { rows } = await db.query<EnqueuedRow>(
+    `SELECT q.id, q.job_name, q.idempotency_key
+     FROM ${t.queue} q JOIN jsonb_to_recordset(${p.json(keys)}) AS x(job_name text, idempotency_key text)
+       ON q.job_name = x.job_name AND q.idempotency_key = x.idempotency_key`,
+    p.values,
+  );
+  return rows;
 };

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { JobsError } from "../errors.js";
 import { discardDeadLetter } from "../store/dead-letter-discard.js";
 import { getDeadLetter } from "../store/dead-letter-get.js";

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { EnqueueItem } from "../enqueue.js";
 import { JobsError } from "../errors.js";
 import { cancelJob } from "../store/job-cancel.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { AnyJob } from "../job.js";
 import { MAX_BULK_REPLAY } from "../store/replay-bulk.js";
 import { MAX_LIMIT } from "../store/paging.js";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/http/app.js";
+import { openApiDocument } from "../src/http/openapi.js";
 import { defineJob, PermanentJobError } from "../src/index.js";
 import { API_TOKENS, caller, chunkedBody, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
 import { harness } from "./support/harness.js";
@@ -407,6 +408,16 @@ describe("stats, tick, openapi, routing", () => {
       expect(r.body.paths).toHaveProperty([p]);
     }
     expectError(await call("GET", "/api/openapi.json", { token: null }), 401, "unauthorized");
+  });
+
+  it("gives jobs whose names clean up alike their own OpenAPI components", () => {
+    const schemaFor = (n: string) => z.object({ [n]: z.number() });
+    const names = ["a:b", "a/b", "a_b"];
+    const registry = new Map(names.map((name) => [name, defineJob({ name, schema: schemaFor(name), handler: () => {} })]));
+    const doc = openApiDocument(registry) as { components: { schemas: Record<string, { "x-job-name"?: string; properties?: object }> } };
+    const payloads = Object.entries(doc.components.schemas).filter(([k]) => k.startsWith("Payload."));
+    expect(payloads.map(([, v]) => v["x-job-name"]).sort()).toEqual([...names].sort());
+    for (const [, v] of payloads) expect(Object.keys(v.properties!)).toEqual([v["x-job-name"]]);
   });
 
   it("answers unknown routes with 404 and wrong methods with 405 and Allow", async () => {

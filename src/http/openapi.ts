@@ -17,8 +17,23 @@ export const payloadJsonSchema = (job: AnyJob): Schema => {
   }
 };
 
-/** Component names allow only [A-Za-z0-9._-]; job names may also hold ':' and '/'. */
-const componentName = (job: string) => `Payload.${job.replace(/[^A-Za-z0-9._-]/g, "_")}`;
+/**
+ * Component names allow only [A-Za-z0-9._-]; job names may hold any other character too,
+ * so names that clean up alike ("a:b", "a/b", "a_b") get a numbered suffix instead of
+ * overwriting each other.
+ */
+const componentNames = (jobs: readonly AnyJob[]): Map<string, string> => {
+  const names = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const job of jobs) {
+    const base = `Payload.${job.name.replace(/[^A-Za-z0-9._-]/g, "_")}`;
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}.${n}`;
+    taken.add(name);
+    names.set(job.name, name);
+  }
+  return names;
+};
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Schema, description = "OK") => ({ description, content: { "application/json": { schema } } });
@@ -49,6 +64,8 @@ const listParams = [
 /** The OpenAPI 3.1 document of the API, with each defined job's payload schema. */
 export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema => {
   const jobs = [...registry.values()];
+  const names = componentNames(jobs);
+  const componentName = (job: string) => names.get(job)!;
   const envelope = (job: AnyJob): Schema => ({
     type: "object",
     additionalProperties: false,

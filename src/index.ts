@@ -20,7 +20,7 @@ export { listDeadLetters, type ListDeadLettersQuery } from "./store/dead-letters
 export { getDeadLetter } from "./store/dead-letter-get.js";
 export { replayDeadLetter, type ReplayOptions } from "./store/replay.js";
 export { bulkReplay, type BulkReplayResult, type BulkReplaySelector } from "./store/replay-bulk.js";
-export { discardDeadLetter } from "./store/dead-letter-discard.js";
+export { discardDeadLetter, discardDeadLetters } from "./store/dead-letter-discard.js";
 export { getStats, type Stats, type QueueDepth, type MinuteCounts } from "./store/stats.js";
 export type { JobView, DeadLetterView } from "./store/job-view.js";
 export type { Page } from "./store/paging.js";

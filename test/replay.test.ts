@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
 import { bulkReplay } from "../src/store/replay-bulk.js";
 import { replayDeadLetter } from "../src/store/replay.js";
-import { discardDeadLetter } from "../src/store/dead-letter-discard.js";
+import { discardDeadLetter, discardDeadLetters } from "../src/store/dead-letter-discard.js";
 import { getDeadLetter } from "../src/store/dead-letter-get.js";
 import { listDeadLetters } from "../src/store/dead-letters-list.js";
 import { getJob } from "../src/store/job-get.js";
@@ -119,6 +119,26 @@ describe("bulkReplay", () => {
     const r = await bulkReplay(h.db, jobs.tables, { ids: [a!, b!, c!] });
     expect(r.replayed).toEqual([b]);
     expect(new Set(r.skipped.map((s) => `${s.id}:${s.reason}`))).toEqual(new Set([`${a}:conflict`, `${c}:conflict`]));
+  });
+
+  it("replays all matching a reason filter in one statement, and counts what still matches", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    await h.rows(`DELETE FROM jobs_dead_letters`);
+    const ids = await deadLetters([{ n: 40 }, { n: 41 }, { n: 42 }]);
+    // One of them died for another reason.
+    await h.rows(`UPDATE jobs_dead_letters SET reason = 'exhausted' WHERE id = $1`, [ids[2]]);
+    const first = await bulkReplay(h.db, jobs.tables, { reason: "permanent", limit: 1 });
+    expect(first).toMatchObject({ replayed: [ids[0]], remaining: 1 });
+    const second = await bulkReplay(h.db, jobs.tables, { job: "fails", reason: "permanent" });
+    expect(second).toMatchObject({ replayed: [ids[1]], remaining: 0 });
+    expect((await listDeadLetters(h.db, jobs.tables, {})).items.map((d) => d.id)).toEqual([ids[2]]);
+  });
+
+  it("discards many dead letters in one statement, reporting which existed", async () => {
+    const ids = await deadLetters([{ n: 50 }, { n: 51 }]);
+    const missing = crypto.randomUUID();
+    expect(new Set(await discardDeadLetters(h.db, jobs.tables, [...ids, missing, "garbage"]))).toEqual(new Set(ids));
+    for (const id of ids) expect(await getDeadLetter(h.db, jobs.tables, id)).toBeNull();
   });
 
   it("rejects an empty selector", async () => {

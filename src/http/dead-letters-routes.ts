@@ -15,7 +15,7 @@ import { intParam, queryParams } from "./params.js";
 export const ReplayBody = z.strictObject({ payload: z.unknown() });
 export const BulkReplayBody = z.union([
   z.strictObject({ ids: z.array(z.string()).min(1).max(MAX_BULK_REPLAY) }),
-  z.strictObject({ job: z.string().min(1), limit: z.number().int().min(1).max(MAX_BULK_REPLAY).optional() }),
+  z.strictObject({ job: z.string().min(1), reason: z.string().min(1).optional(), limit: z.number().int().min(1).max(MAX_BULK_REPLAY).optional() }),
 ]);
 
 const badBody = (message: string, issues: z.core.$ZodIssue[]) =>
@@ -36,7 +36,7 @@ export const deadLetterRoutes = (config: ApiConfig) => {
   r.post("/dead-letters/replay", async (c) => {
     const parsed = BulkReplayBody.safeParse(await readJson(c, config.maxBodyBytes));
     if (!parsed.success) {
-      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "limit"?: n }`, parsed.error.issues);
+      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n }`, parsed.error.issues);
     }
     const jobs = await c.get("jobs")();
     const result = await bulkReplay(jobs.db, jobs.tables, parsed.data);

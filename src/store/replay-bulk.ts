@@ -6,17 +6,17 @@ import { Params, type Tables } from "./tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
 
-/** Which dead letters to replay: these ids, or the oldest `limit` of one job. */
+/** Which dead letters to replay: these ids, or the oldest `limit` matching a filter (a job, a reason, both). */
 export type BulkReplaySelector =
   | { readonly ids: readonly string[] }
-  | { readonly job: string; readonly limit?: number };
+  | { readonly job?: string; readonly reason?: string; readonly limit?: number };
 
 export interface BulkReplayResult {
   /** Ids now queued again (a dead letter keeps its job's id). */
   readonly replayed: string[];
   /** Ids not replayed: `not_found` (no such dead letter, or replayed meanwhile), `conflict` (a live job holds its id or key). */
   readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" }>;
-  /** By job: dead letters of that job left after this call (call again to continue). */
+  /** By filter: dead letters still matching after this call (call again to continue). */
   readonly remaining: number;
 }
 
@@ -39,15 +39,18 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     filter = `d.id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)}))`;
   } else {
     const job = textFilter(selector.job, "job");
-    if (job === undefined || job === "") throw new JobsError("invalid_options", "give ids or a job", { field: "job" });
+    const reason = textFilter(selector.reason, "reason");
+    if (job === "" || reason === "") throw new JobsError("invalid_options", "a filter must not be empty", { field: job === "" ? "job" : "reason" });
     if (selector.limit !== undefined) {
       if (!Number.isInteger(selector.limit) || selector.limit < 1 || selector.limit > MAX_BULK_REPLAY) {
         throw new JobsError("invalid_options", `limit must be an integer from 1 to ${MAX_BULK_REPLAY}`, { field: "limit" });
       }
       limit = selector.limit;
     }
-    filter = `d.job_name = ${p.add(job)}`;
+    const conditions = [job !== undefined ? `d.job_name = ${p.add(job)}` : "", reason !== undefined ? `d.reason = ${p.add(reason)}` : ""];
+    filter = conditions.filter(Boolean).join(" AND ") || "true";
   }
+  const byIds = "ids" in selector;
   try {
     const { rows } = await db.query<{ replayed: string[]; blocked: string[]; total: number }>(
       `WITH sel AS (
@@ -67,7 +70,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
        queued AS (${replayInsert(t)})
        SELECT coalesce((SELECT jsonb_agg(id::text) FROM queued), '[]'::jsonb) AS replayed,
               coalesce((SELECT jsonb_agg(id::text) FROM blocked), '[]'::jsonb) AS blocked,
-              (SELECT count(*) FROM ${t.deadLetters} d WHERE ${filter})::int AS total`,
+              ${byIds ? "0" : `(SELECT count(*) FROM ${t.deadLetters} d WHERE ${filter})`}::int AS total`,
       p.values,
     );
     const row = rows[0] ?? { replayed: [], blocked: [], total: 0 };
@@ -75,7 +78,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
     for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
-    return { replayed: row.replayed, skipped, remaining: "ids" in selector ? 0 : Math.max(0, row.total - replayed.size) };
+    return { replayed: row.replayed, skipped, remaining: byIds ? 0 : Math.max(0, row.total - replayed.size) };
   } catch (e) {
     if (isUniqueViolation(e)) {
       throw new JobsError("conflict", "a job with the same idempotency key was enqueued meanwhile; nothing was replayed, try again");

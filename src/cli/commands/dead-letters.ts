@@ -1,5 +1,5 @@
 import { getDeadLetter } from "../../store/dead-letter-get.js";
-import { discardDeadLetter } from "../../store/dead-letter-discard.js";
+import { discardDeadLetters } from "../../store/dead-letter-discard.js";
 import { listDeadLetters } from "../../store/dead-letters-list.js";
 import { replayDeadLetter } from "../../store/replay.js";
 import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
@@ -126,7 +126,8 @@ const discard: CommandSpec = {
     const jobs = await session.jobs("none", "dead-letters discard");
     const discarded: string[] = [];
     const missing: string[] = [];
-    for (const id of ids) ((await discardDeadLetter(jobs.db, jobs.tables, id)) ? discarded : missing).push(id);
+    const gone = new Set(await discardDeadLetters(jobs.db, jobs.tables, ids));
+    for (const id of ids) (gone.has(id.toLowerCase()) ? discarded : missing).push(id);
     if (session.globals.json) session.print({ discarded, missing }, () => "");
     else {
       if (discarded.length > 0) session.out(discarded.map((id) => `discarded ${id}`).join("\n"));

@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
-import { discardDeadLetter } from "../../store/dead-letter-discard.js";
+import { discardDeadLetters } from "../../store/dead-letter-discard.js";
 import { getDeadLetter } from "../../store/dead-letter-get.js";
 import { listDeadLetters } from "../../store/dead-letters-list.js";
 import type { DeadLetterView } from "../../store/job-view.js";
@@ -263,17 +263,6 @@ const issuesOf = (error: unknown): Issue[] => {
 const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) =>
   `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
 
-/** Ids of every dead letter matching the filter, up to the bulk limit, through the list query. */
-const matchingIds = async (jobs: AnyJobs, job: string | undefined, reason: string | undefined): Promise<string[]> => {
-  const ids: string[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await listDeadLetters(jobs.db, jobs.tables, { job, reason, cursor, limit: Math.min(500, MAX_BULK_REPLAY - ids.length) });
-    ids.push(...page.items.map((d) => d.id));
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor && ids.length < MAX_BULK_REPLAY);
-  return ids;
-};
 
 export const deadLetterRoutes: Routes = (app, { base }) => {
 
@@ -351,14 +340,8 @@ export const deadLetterRoutes: Routes = (app, { base }) => {
     const job = q(formText(c.var.form.job));
     const reason = q(formText(c.var.form.reason));
     try {
-      // A job filter alone is the bulk statement's own selector; other filters go through the list's ids.
-      const result =
-        job !== undefined && reason === undefined
-          ? await bulkReplay(jobs.db, jobs.tables, { job })
-          : await (async () => {
-              const ids = await matchingIds(jobs, job, reason);
-              return ids.length > 0 ? bulkReplay(jobs.db, jobs.tables, { ids }) : { replayed: [], skipped: [], remaining: 0 };
-            })();
+      // One statement selects (oldest first), replays and counts what still matches.
+      const result = await bulkReplay(jobs.db, jobs.tables, { job, reason });
       return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
     } catch (e) {
       return list(c, userError(e));
@@ -369,8 +352,7 @@ export const deadLetterRoutes: Routes = (app, { base }) => {
     const jobs = c.var.jobs;
     const ids = formList(c.var.form.id);
     if (ids.length === 0) return list(c, "Select at least one dead letter to discard.");
-    let n = 0;
-    for (const id of ids.slice(0, MAX_BULK_REPLAY)) if (await discardDeadLetter(jobs.db, jobs.tables, id)) n++;
-    return c.redirect(doneUrl(base, "discarded", n), 303);
+    const discarded = await discardDeadLetters(jobs.db, jobs.tables, ids.slice(0, MAX_BULK_REPLAY));
+    return c.redirect(doneUrl(base, "discarded", discarded.length), 303);
   });
 };

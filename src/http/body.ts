@@ -96,22 +96,4 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   return value;
 };
 
-/** Lone UTF-16 surrogates ("\ud800" in JSON) are not Unicode; PostgreSQL refuses them. Returns the first one's path. */
-const LONE = /\p{Cs}/u;
-export const findLoneSurrogate = (value: unknown): Array<string | number> | undefined => {
-  const stack: Array<[unknown, Array<string | number>]> = [[value, []]];
-  while (stack.length > 0) {
-    const [v, path] = stack.pop()!;
-    if (typeof v === "string") {
-      if (LONE.test(v)) return path;
-    } else if (Array.isArray(v)) {
-      v.forEach((child, i) => stack.push([child, [...path, i]]));
-    } else if (v !== null && typeof v === "object") {
-      for (const [k, child] of Object.entries(v)) {
-        if (LONE.test(k)) return [...path, k];
-        stack.push([child, [...path, k]]);
-      }
-    }
-  }
-  return undefined;
-};
+

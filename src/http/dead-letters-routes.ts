@@ -7,7 +7,7 @@ import { listDeadLetters } from "../store/dead-letters-list.js";
 import { bulkReplay, MAX_BULK_REPLAY } from "../store/replay-bulk.js";
 import { replayDeadLetter } from "../store/replay.js";
 import { describeIssues } from "../validate.js";
-import { findLoneSurrogate, readJson } from "./body.js";
+import { readJson } from "./body.js";
 import { type ApiConfig, type ApiEnv, notifyEnqueued } from "./context.js";
 import { ApiError } from "./errors.js";
 import { intParam, queryParams } from "./params.js";
@@ -61,12 +61,6 @@ export const deadLetterRoutes = (config: ApiConfig) => {
     const jobs = await c.get("jobs")();
     let result: { id: string } | null;
     if ("payload" in edit) {
-      const lone = findLoneSurrogate(edit.payload);
-      if (lone) {
-        throw new JobsError("invalid_payload", "the payload holds an unpaired UTF-16 surrogate, which PostgreSQL cannot store", {
-          issues: [{ path: lone, message: "unpaired surrogates are not Unicode text", code: "lone_surrogate" }],
-        });
-      }
       result = await replayDeadLetter(jobs.db, jobs.tables, id, {
         payload: edit.payload,
         registry: jobs.registry,

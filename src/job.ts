@@ -56,11 +56,22 @@ export const defineJob = <const Name extends string, Schema extends z.ZodType>(
       `job name ${JSON.stringify(definition.name)} must be 1-128 characters with no control characters and no leading or trailing space`,
     );
   }
-  if (definition.maxAttempts !== undefined && (!Number.isInteger(definition.maxAttempts) || definition.maxAttempts < 1)) {
-    throw new TypeError(`job ${definition.name}: maxAttempts must be a positive integer`);
+  // The same bounds enqueue enforces, checked once here so a bad definition fails at start, not at every enqueue.
+  const { maxAttempts, timeoutMs, priority, backoff } = definition;
+  if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000)) {
+    throw new TypeError(`job ${definition.name}: maxAttempts must be an integer from 1 to 1000`);
   }
-  if (definition.timeoutMs !== undefined && !(definition.timeoutMs > 0)) {
-    throw new TypeError(`job ${definition.name}: timeoutMs must be positive`);
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new TypeError(`job ${definition.name}: timeoutMs must be a positive number`);
+  }
+  if (priority !== undefined && !(Number.isInteger(priority) && Math.abs(priority) <= 2_147_483_647)) {
+    throw new TypeError(`job ${definition.name}: priority must be an integer`);
+  }
+  for (const key of ["baseMs", "maxMs", "factor"] as const) {
+    const value = backoff?.[key];
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
+      throw new TypeError(`job ${definition.name}: backoff.${key} must be a non-negative number`);
+    }
   }
   return definition;
 };

@@ -101,6 +101,9 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
 
   const counts: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
   const running = new Map<string, Run>();
+  // Runs past their own timeout whose handlers have not returned yet: settled, but they still hold a slot,
+  // so a handler that ignores its signal cannot push the tick past its concurrency.
+  let overtime = 0;
   let pending: Settlement[] = [];
   let statements = 0;
   let stopped = false;
@@ -185,7 +188,17 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
             reject(error);
           }, job.timeoutMs);
         });
-        await Promise.race([Promise.resolve().then(() => job.handler(parsed.data, ctx)), timedOut]);
+        const handled = Promise.resolve().then(() => job.handler(parsed.data, ctx));
+        await Promise.race([handled, timedOut]).catch((error: unknown) => {
+          if (error instanceof JobTimeout) {
+            overtime++;
+            void handled.catch(() => undefined).finally(() => {
+              overtime--;
+              signalWake();
+            });
+          }
+          throw error;
+        });
       }
       return { kind: "complete", item: { ...base, durationMs: elapsed() } };
     } catch (error) {
@@ -258,7 +271,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   try {
     for (;;) {
       if (stopped || Date.now() >= deadline) break;
-      const free = concurrency - running.size;
+      const free = concurrency - running.size - overtime;
       const want: number = Date.now() < cutoff && !queueEmpty ? Math.min(batchSize, free) : 0;
       if (first || pending.length > 0 || want > 0) {
         const settled = pending;
@@ -302,7 +315,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         }
         continue;
       }
-      if (running.size === 0) break;
+      // Done when nothing runs, unless overtime handlers block slots that queued work is waiting for.
+      if (running.size === 0 && (overtime === 0 || queueEmpty)) break;
       await sleep();
       // Let runs that finished together settle in one statement.
       await new Promise((resolve) => setImmediate(resolve));

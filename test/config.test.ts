@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
+import { z } from "zod";
+import { defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
 
 describe("settings", () => {
   it("parses durations as 30s, 2m, 1h, 250ms or plain milliseconds", () => {
@@ -41,5 +42,24 @@ describe("settings", () => {
       expect(isJobsError(e) && e.code).toBe("invalid_config");
       expect((e as Error).message).toContain(name);
     }
+  });
+});
+
+describe("defineJob", () => {
+  it.each([
+    [{ maxAttempts: 0 }, "maxAttempts"],
+    [{ maxAttempts: 5_000 }, "maxAttempts"],
+    [{ priority: 1.5 }, "priority"],
+    [{ timeoutMs: Number.NaN }, "timeoutMs"],
+    [{ backoff: { baseMs: -1 } }, "backoff.baseMs"],
+    [{ backoff: { factor: Number.POSITIVE_INFINITY } }, "backoff.factor"],
+  ])("refuses %o at definition time, naming %s", (options, field) => {
+    expect(() => defineJob({ name: "x", schema: z.object({}), handler: () => {}, ...options })).toThrow(field);
+  });
+
+  it("refuses control characters and surrounding spaces in names", () => {
+    expect(() => defineJob({ name: " padded", schema: z.object({}), handler: () => {} })).toThrow("job name");
+    expect(() => defineJob({ name: "a\nb", schema: z.object({}), handler: () => {} })).toThrow("job name");
+    expect(defineJob({ name: "ns:send/email v2 ✉", schema: z.object({}), handler: () => {} }).name).toBe("ns:send/email v2 ✉");
   });
 });

@@ -118,6 +118,27 @@ describe("tick", () => {
     expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", last_error: "JobTimeout: timed out after 100 ms" });
   });
 
+  it("a handler that ignores its timeout keeps its slot until it returns, so concurrency holds", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const stubborn = defineJob({
+      name: "stubborn",
+      schema: z.object({}),
+      timeoutMs: 50,
+      backoff: { baseMs: 0 },
+      handler: async () => {
+        peak = Math.max(peak, ++inFlight);
+        await sleep(300); // ignores ctx.signal
+        inFlight--;
+      },
+    });
+    const jobs = await h.isolated([stubborn]);
+    await jobs.enqueueMany([{ job: "stubborn", payload: {} }, { job: "stubborn", payload: {} }]);
+    const report = await jobs.tick({ budgetMs: 5_000, concurrency: 1 });
+    expect(report.retried).toBeGreaterThanOrEqual(2);
+    expect(peak).toBe(1);
+  });
+
   it("requeues a run that outlives the budget before returning; its late completion is fenced out", async () => {
     let finish!: () => void;
     const released = new Promise<void>((r) => (finish = r));

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/http/app.js";
 import { openApiDocument } from "../src/http/openapi.js";
+import { decodeCursor } from "../src/store/paging.js";
 import { defineJob, PermanentJobError } from "../src/index.js";
 import { API_TOKENS, caller, chunkedBody, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
 import { harness } from "./support/harness.js";
@@ -260,9 +261,13 @@ describe("jobs", () => {
     const echoes = await call("GET", "/api/jobs?job=ns%3Aecho%2Fv1.x_y&status=queued");
     expect(echoes.body.items.map((j: { id: string }) => j.id)).toEqual([ids[5], ids[3], ids[1]]);
     expect((await call("GET", "/api/jobs?status=running")).body).toEqual({ items: [], nextCursor: null });
-    for (const q of ["status=dead", "limit=0", "limit=501", "limit=abc", "cursor=nope", "cursor=W10", "job=%00", "jobs=x", "limit=1&limit=2"]) {
+    // A well-formed cursor whose date does not exist (February 30th) is refused too, not passed to PostgreSQL.
+    const impossible = btoa(JSON.stringify(["2024-02-30T00:00:00.000000Z", crypto.randomUUID()])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    for (const q of ["status=dead", "limit=0", "limit=501", "limit=abc", "cursor=nope", "cursor=W10", `cursor=${impossible}`, "job=%00", "jobs=x", "limit=1&limit=2"]) {
       expectError(await call("GET", `/api/jobs?${q}`), 422, "invalid_options");
     }
+    // Refused by the store itself, so the dashboard (which has no SQLSTATE mapping) refuses it the same way.
+    expect(() => decodeCursor(impossible)).toThrow("cursor");
   });
 
   it("gets a job by id, 404 for unknown or malformed ids", async () => {

@@ -42,6 +42,12 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export const encodeCursor = (at: string, id: string): string =>
   btoa(JSON.stringify([at, id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 
+// Date.parse rolls "2024-02-30" over to March; PostgreSQL refuses it. Only a date that reads back the same is real.
+const isRealTime = (at: string): boolean => {
+  const ms = Date.parse(at);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
+};
+
 export const decodeCursor = (cursor: string): { at: string; id: string } => {
   const bad = () => new JobsError("invalid_options", "cursor is not one this API returned", { field: "cursor" });
   if (typeof cursor !== "string" || cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
@@ -54,7 +60,7 @@ export const decodeCursor = (cursor: string): { at: string; id: string } => {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
   const [at, id] = parsed as unknown[];
-  if (typeof at !== "string" || !ISO.test(at) || Number.isNaN(Date.parse(at)) || !isUuid(id)) throw bad();
+  if (typeof at !== "string" || !ISO.test(at) || !isRealTime(at) || !isUuid(id)) throw bad();
   return { at, id };
 };
 

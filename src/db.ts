@@ -59,13 +59,15 @@ const nameFor = (text: string): string => {
  * (recognised by its `connect`) runs hot statements as named prepared statements;
  * anything else gets the options passed through.
  */
-export const fromPg = (client: PgLike | Db): Db => {
+export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {}): Db => {
   const driver = typeof (client as { connect?: unknown }).connect === "function";
+  // `prepare: false` for a pooler that cannot keep named statements (PgBouncer before 1.21 in transaction mode).
+  const prepare = adapter.prepare ?? true;
   return {
     async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
       const result = !driver
         ? await (client as Db).query(text, params, options)
-        : options?.prepare
+        : prepare && options?.prepare
           ? await (client as unknown as PgPreparing).query({ name: nameFor(text), text, values: params as unknown[] })
           : await client.query(text, params as unknown[]);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, type Db, fromPg } from "../src/index.js";
 import { runStep } from "../src/store/step.js";
+import pg from "pg";
 import { harness } from "./support/harness.js";
 import { neonPool } from "./support/neon.js";
 import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
@@ -34,6 +35,27 @@ const drivers: Array<[string, () => Db]> = [
     },
   ],
 ];
+
+describe("prepared statements", () => {
+  it.each([
+    [true, 1],
+    [false, 0],
+  ])("with prepare %s, the tick's steps are named statements on the connection (%i)", async (prepare, expected) => {
+    const client = new pg.Client({ connectionString: h.url });
+    await client.connect();
+    try {
+      const own = await h.isolated([job]);
+      const jobs = h.make([job], { tablePrefix: own.settings.tablePrefix }, fromPg(client, { prepare }));
+      await jobs.enqueue("work", { n: 1 });
+      await runStep(jobs.db, jobs.tables, { claim: { limit: 1, owner: crypto.randomUUID(), leaseMs: 1_000 } });
+      await runStep(jobs.db, jobs.tables, { claim: { limit: 1, owner: crypto.randomUUID(), leaseMs: 1_000 } });
+      const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'pgtick_%'`);
+      expect(rows[0]!.n).toBe(expected);
+    } finally {
+      await client.end();
+    }
+  });
+});
 
 describe.each(drivers)("store transitions over %s", (_label, connect) => {
   let db: Db;

@@ -38,3 +38,25 @@ export const firstLine = (text: string | null | undefined, max = 140): string =>
   const line = text.split("\n", 1)[0]!;
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
+
+/** One labelled filter drop-down of a list page: "any" first, then the values, the current one selected. */
+export const FilterSelect: FC<{ id: string; name: string; label: string; any: string; values: readonly string[]; selected: string | undefined }> = ({
+  id,
+  name,
+  label,
+  any,
+  values,
+  selected,
+}) => (
+  <div>
+    <label for={id}>{label}</label>
+    <select id={id} name={name}>
+      <option value="">{any}</option>
+      {values.map((v) => (
+        <option value={v} selected={selected === v}>
+          {v}
+        </option>
+      ))}
+    </select>
+  </div>
+);

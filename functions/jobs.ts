@@ -1,6 +1,11 @@
 // The jobs this deployment runs. Replace these examples with your own: every
 // entrypoint (the Vercel functions and the Cloudflare worker) builds its jobs here.
-import * as z from "zod";
+// zod/mini keeps the worker bundle small; `import * as z from "zod"` works the same with the library.
+// zod/mini loads no error messages of its own: English ones, for the API's invalid_payload details.
+import en from "zod/v4/locales/en.js";
+import * as z from "zod/mini";
+
+z.config(en());
 import { type AnyJob, createJobs, type Db, defineJob, type Jobs, type JobsSettings, jsonLogger, type ScheduleDefinition } from "../src/index.js";
 
 /** The examples' own table (created by `setupDeployment`). */
@@ -22,7 +27,7 @@ export const exampleJobs = (db: Db) =>
     /** Writes a row: the visible side effect a deployment check looks for. */
     defineJob({
       name: "example.record",
-      schema: z.object({ note: z.string().min(1).max(200) }),
+      schema: z.object({ note: z.string().check(z.minLength(1), z.maxLength(200)) }),
       handler: async (payload, ctx) => {
         await db.query("INSERT INTO example_events (job_id, note, attempt) VALUES ($1, $2, $3)", [ctx.jobId, payload.note, ctx.attempt]);
       },
@@ -30,7 +35,7 @@ export const exampleJobs = (db: Db) =>
     /** Always fails: retried once, then dead-lettered. */
     defineJob({
       name: "example.fail",
-      schema: z.object({ reason: z.string().max(200).default("example failure") }),
+      schema: z.object({ reason: z._default(z.string().check(z.maxLength(200)), "example failure") }),
       maxAttempts: 2,
       backoff: { baseMs: 10, maxMs: 10 },
       handler: (payload) => {
@@ -40,7 +45,7 @@ export const exampleJobs = (db: Db) =>
     /** Waits `ms`, giving up when the tick's deadline aborts it: a job longer than the budget is requeued. */
     defineJob({
       name: "example.sleep",
-      schema: z.object({ ms: z.number().int().min(0).max(3_600_000) }),
+      schema: z.object({ ms: z.int().check(z.minimum(0), z.maximum(3_600_000)) }),
       handler: (payload, ctx) => sleep(payload.ms, ctx.signal),
     }),
   ] as const;

@@ -1,4 +1,5 @@
-import type { z } from "zod";
+// Core types, so a job's schema can be built with `zod` or with the smaller `zod/mini`.
+import type { $ZodType, input, output } from "zod/v4/core";
 import type { Logger } from "./log.js";
 
 export interface JobContext {
@@ -23,10 +24,10 @@ export interface BackoffOptions {
   readonly factor?: number;
 }
 
-export interface JobDefinition<Name extends string = string, Schema extends z.ZodType = z.ZodType> {
+export interface JobDefinition<Name extends string = string, Schema extends $ZodType = $ZodType> {
   readonly name: Name;
   readonly schema: Schema;
-  readonly handler: (payload: z.output<Schema>, ctx: JobContext) => Promise<unknown> | unknown;
+  readonly handler: (payload: output<Schema>, ctx: JobContext) => Promise<unknown> | unknown;
   /** Attempts before the job is dead-lettered. Default: the `defaultMaxAttempts` setting (5). */
   readonly maxAttempts?: number;
   readonly backoff?: BackoffOptions;
@@ -48,7 +49,7 @@ const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
  * Declares a named, schema-typed job. The handler receives the payload as the
  * schema parsed it and a context with the job's id, attempt and an abort signal.
  */
-export const defineJob = <const Name extends string, Schema extends z.ZodType>(
+export const defineJob = <const Name extends string, Schema extends $ZodType>(
   definition: JobDefinition<Name, Schema>,
 ): JobDefinition<Name, Schema> => {
   if (!NAME.test(definition.name)) {
@@ -77,7 +78,7 @@ export const defineJob = <const Name extends string, Schema extends z.ZodType>(
 };
 
 export type JobName<J extends AnyJob> = J["name"];
-export type JobInput<J extends AnyJob, N extends string> = z.input<Extract<J, { name: N }>["schema"]>;
+export type JobInput<J extends AnyJob, N extends string> = input<Extract<J, { name: N }>["schema"]>;
 
 export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob> => {
   const map = new Map<string, AnyJob>();

@@ -1,3 +1,4 @@
+import { safeParse } from "zod/v4/core";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
 
@@ -47,7 +48,7 @@ export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: Ret
  */
 export const parsePayload = (job: AnyJob, value: unknown): ParseResult => {
   try {
-    const parsed = job.schema.safeParse(value);
+    const parsed = safeParse(job.schema, value);
     return parsed.success ? { ok: true, data: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

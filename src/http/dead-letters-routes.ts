@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import { JobsError } from "../errors.js";
 import { discardDeadLetter } from "../store/dead-letter-discard.js";
 import { getDeadLetter } from "../store/dead-letter-get.js";
@@ -12,10 +12,15 @@ import { type ApiConfig, type ApiEnv, notifyEnqueued } from "./context.js";
 import { ApiError } from "./errors.js";
 import { intParam, queryParams } from "./params.js";
 
-export const ReplayBody = z.strictObject({ payload: z.unknown() });
+// zod/mini: the worker bundle carries no more of zod than these few checks need.
+export const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()) });
 export const BulkReplayBody = z.union([
-  z.strictObject({ ids: z.array(z.string()).min(1).max(MAX_BULK_REPLAY) }),
-  z.strictObject({ job: z.string().min(1), reason: z.string().min(1).optional(), limit: z.number().int().min(1).max(MAX_BULK_REPLAY).optional() }),
+  z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) }),
+  z.strictObject({
+    job: z.string().check(z.minLength(1)),
+    reason: z.optional(z.string().check(z.minLength(1))),
+    limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_REPLAY))),
+  }),
 ]);
 
 const badBody = (message: string, issues: z.core.$ZodIssue[]) =>
@@ -34,7 +39,7 @@ export const deadLetterRoutes = (config: ApiConfig) => {
 
   // Registered before `/:id` routes so "replay" is never read as an id.
   r.post("/dead-letters/replay", async (c) => {
-    const parsed = BulkReplayBody.safeParse(await readJson(c, config.maxBodyBytes));
+    const parsed = z.safeParse(BulkReplayBody, await readJson(c, config.maxBodyBytes));
     if (!parsed.success) {
       throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n }`, parsed.error.issues);
     }
@@ -55,7 +60,7 @@ export const deadLetterRoutes = (config: ApiConfig) => {
   r.post("/dead-letters/:id/replay", async (c) => {
     const id = c.req.param("id");
     const body = await readJson(c, config.maxBodyBytes, { optional: true });
-    const parsed = ReplayBody.partial().safeParse(body ?? {});
+    const parsed = z.safeParse(ReplayBody, body ?? {});
     if (!parsed.success) throw badBody(`send no body, or { "payload": ... } to replay with an edited payload`, parsed.error.issues);
     const edit = parsed.data;
     const jobs = await c.get("jobs")();

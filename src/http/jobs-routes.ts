@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import * as z from "zod";
+import * as z from "zod/mini";
 import type { EnqueueItem } from "../enqueue.js";
 import { JobsError } from "../errors.js";
 import { cancelJob } from "../store/job-cancel.js";
@@ -16,13 +16,13 @@ export const MAX_BATCH = 1_000;
 /** One enqueue request. Unknown fields are refused: a misspelt `runat` must not silently run the job now. */
 export const EnqueueBody = z.strictObject({
   job: z.string(),
-  payload: z.unknown().optional(),
-  runAt: z.string().nullish(),
-  delayMs: z.number().nullish(),
-  idempotencyKey: z.string().nullish(),
-  maxAttempts: z.number().nullish(),
-  priority: z.number().nullish(),
-  correlationId: z.string().nullish(),
+  payload: z.optional(z.unknown()),
+  runAt: z.nullish(z.string()),
+  delayMs: z.nullish(z.number()),
+  idempotencyKey: z.nullish(z.string()),
+  maxAttempts: z.nullish(z.number()),
+  priority: z.nullish(z.number()),
+  correlationId: z.nullish(z.string()),
 });
 
 const invalid = (message: string, details: Record<string, unknown>) => new JobsError("invalid_options", message, details);
@@ -32,7 +32,7 @@ const invalid = (message: string, details: Record<string, unknown>) => new JobsE
  * a runAt out of range, a bad key) are checked by the library's enqueue, like any other caller's.
  */
 const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
-  const parsed = EnqueueBody.safeParse(raw);
+  const parsed = z.safeParse(EnqueueBody, raw);
   if (!parsed.success) {
     throw invalid("each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId? }", {
       ...where,

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import { toJSONSchema } from "zod/v4/core";
 import type { AnyJob } from "../job.js";
 import { MAX_BULK_REPLAY } from "../store/replay-bulk.js";
 import { MAX_LIMIT } from "../store/paging.js";
@@ -10,7 +10,7 @@ type Schema = Record<string, unknown>;
 /** A job's payload as JSON Schema (the input side: what a client sends). Unrepresentable parts become `{}`. */
 export const payloadJsonSchema = (job: AnyJob): Schema => {
   try {
-    const { $schema: _drop, ...schema } = z.toJSONSchema(job.schema, { io: "input", unrepresentable: "any" }) as Schema;
+    const { $schema: _drop, ...schema } = toJSONSchema(job.schema, { io: "input", unrepresentable: "any" }) as Schema;
     return schema;
   } catch {
     return { description: "this payload schema has no JSON Schema form (checked by the server)" };

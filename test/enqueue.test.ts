@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import * as zm from "zod/mini";
 import { defineJob, type EnqueueOptions, isJobsError, JobsError } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
@@ -69,6 +70,22 @@ describe("enqueue", () => {
     expect(error.code).toBe("invalid_payload");
     const issues = (error.details as { issues: Array<{ path: unknown[] }> }).issues;
     expect(issues.map((i) => i.path)).toEqual(expect.arrayContaining([["to"], ["subject"]]));
+  });
+
+  it("takes zod/mini schemas as well as classic zod ones", async () => {
+    const mini = defineJob({
+      name: "mini",
+      schema: zm.object({ n: zm.int().check(zm.minimum(1)), note: zm._default(zm.string(), "none") }),
+      handler: (payload) => void seen.push(payload),
+    });
+    const seen: unknown[] = [];
+    const jobs = await h.isolated([mini]);
+    const error = await caught(jobs.enqueue("mini", { n: 0 }));
+    expect(error.code).toBe("invalid_payload");
+    expect((error.details as { issues: Array<{ path: unknown[] }> }).issues[0]!.path).toEqual(["n"]);
+    await jobs.enqueue("mini", { n: 2 });
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+    expect(seen).toEqual([{ n: 2, note: "none" }]);
   });
 
   it("reports a schema that throws while parsing as invalid_payload, not a crash", async () => {

@@ -81,6 +81,8 @@ const vercel: Platform = async (h, options) => {
     if (new URL(request.url).pathname === "/api/tick") return request.method === "POST" ? tick.POST(request) : tick.GET(request);
     return api(request);
   });
+  // The kick's target comes from the environment (on Vercel: VERCEL_URL), never from a request's Host.
+  process.env.JOBS_KICK_URL = new URL("/api/tick", served.origin).toString();
   const request = (path: string, init?: RequestInit) => fetch(new URL(path, served.origin), init);
   return {
     request,

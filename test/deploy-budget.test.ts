@@ -13,7 +13,7 @@ import {
   VERCEL_TICK_MAX_DURATION_S,
   WORKERS_SCHEDULED,
 } from "../src/platform/budget.js";
-import { coalesced } from "../src/platform/kick.js";
+import { coalesced, kickTarget, kickTickEndpoint } from "../src/platform/kick.js";
 
 const configError = (fn: () => unknown) => {
   try {
@@ -25,6 +25,25 @@ const configError = (fn: () => unknown) => {
   throw new Error("expected an error");
 };
 
+describe("the Vercel kick's target", () => {
+  it("comes from the environment, never from a request: JOBS_KICK_URL, else this deployment's VERCEL_URL", () => {
+    expect(kickTarget({ JOBS_KICK_URL: "https://jobs.example/api/tick", VERCEL_URL: "x.vercel.app" })).toBe("https://jobs.example/api/tick");
+    expect(kickTarget({ VERCEL_URL: "my-app-abc123.vercel.app" })).toBe("https://my-app-abc123.vercel.app/api/tick");
+    expect(kickTarget({})).toBeUndefined();
+  });
+
+  it("sends CRON_SECRET only there, and nothing without a target", async () => {
+    const sent: string[] = [];
+    const fetcher = (async (url: string | URL | Request) => {
+      sent.push(String(url));
+      return new Response("{}");
+    }) as typeof fetch;
+    await kickTickEndpoint({ CRON_SECRET: "s" }, fetcher);
+    await kickTickEndpoint({ CRON_SECRET: "s", VERCEL_URL: "my-app.vercel.app" }, fetcher);
+    expect(sent).toEqual(["https://my-app.vercel.app/api/tick"]);
+  });
+});
+
 describe("tick budget from the platform limit", () => {
   it("is the limit minus the margin on each platform by default", () => {
     expect(platformSettings({}, VERCEL_TICK).tickBudgetMs).toBe(50_000);
@@ -33,6 +52,18 @@ describe("tick budget from the platform limit", () => {
 
   it("reads JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN as durations", () => {
     expect(platformSettings({ JOBS_PLATFORM_LIMIT: "5m", JOBS_SAFETY_MARGIN: "20s" }, VERCEL_TICK).tickBudgetMs).toBe(280_000);
+  });
+
+  it("never lets JOBS_PLATFORM_LIMIT raise the budget past the invocation's real deadline", () => {
+    // Vercel's getDeadline() said 20 s are left in this invocation.
+    const invocation = { ...VERCEL_TICK, limitMs: 20_000, hardLimitMs: 20_000 };
+    expect(platformSettings({}, invocation).tickBudgetMs).toBe(10_000);
+    expect(platformSettings({ JOBS_PLATFORM_LIMIT: "5m" }, invocation).tickBudgetMs).toBe(10_000);
+    expect(platformSettings({ JOBS_PLATFORM_LIMIT: "15s" }, invocation).tickBudgetMs).toBe(5_000);
+  });
+
+  it("refuses a safety margin under a second: the tick needs it to requeue", () => {
+    expect(configError(() => platformSettings({ JOBS_SAFETY_MARGIN: "0" }, VERCEL_TICK)).message).toContain("JOBS_SAFETY_MARGIN must be at least 1000 ms");
   });
 
   it("lets JOBS_TICK_BUDGET lower the budget but never raise it past the limit minus the margin", () => {

@@ -1,7 +1,7 @@
 // `vercel build` offline, once for this file: the Build Output a deployment would
 // upload, checked for what Vercel will run, and its Node tick function called for real.
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -16,8 +16,20 @@ const json = <T>(path: string): T => JSON.parse(readFileSync(join(OUTPUT, path),
 const walk = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [relative(OUTPUT, join(dir, e.name))]));
 
+// A developer's own `vercel link` (.vercel/project.json) and build output are moved aside
+// for this file and put back after it, so running the tests never repoints a real deployment.
+const VERCEL_DIR = join(ROOT, ".vercel");
+const ASIDE = join(ROOT, ".vercel-before-tests");
+beforeAll(() => {
+  if (existsSync(VERCEL_DIR)) renameSync(VERCEL_DIR, ASIDE);
+  return () => {
+    rmSync(VERCEL_DIR, { recursive: true, force: true });
+    if (existsSync(ASIDE)) renameSync(ASIDE, VERCEL_DIR);
+  };
+});
+
 beforeAll(async () => {
-  // What `vercel link` would write; .vercel is git-ignored, so every run makes its own.
+  // What `vercel link` would write.
   mkdirSync(join(ROOT, ".vercel"), { recursive: true });
   writeFileSync(join(ROOT, ".vercel", "project.json"), JSON.stringify({ projectId: "prj_local", orgId: "team_local", settings: { framework: null } }));
   // vercel build runs `npm install` first; the lock keeps it from racing another install of the shared node_modules.

@@ -75,6 +75,12 @@ describe("auth", () => {
     expect(tick.body).toMatchObject({ claimed: 0, succeeded: 0, statements: 1 });
   });
 
+  it("takes CRON_SECRET as one value, exactly as a platform cron sends it (no comma list)", async () => {
+    const c = caller(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET: "part-one,part-two" } }));
+    expect((await c("GET", "/api/tick", { token: "part-one,part-two" })).status).toBe(200);
+    expectError(await c("GET", "/api/tick", { token: "part-one" }), 401, "unauthorized");
+  });
+
   it("is closed, and says why, when no token is configured", async () => {
     const closed = createApp({ jobs, env: {} });
     const c = caller(closed);
@@ -476,6 +482,11 @@ describe("createApp options", () => {
     expect(health.status).toBe(503);
     expect(health.body.error.code).toBe("unavailable");
     expect(JSON.stringify(health.body)).not.toContain("hunter2");
+    // A per-request connection that cannot even be opened is "unavailable" as well.
+    const unopenable = caller(createApp({ jobs: async () => { throw new Error("DATABASE_URL is not set"); }, env: {}, logger: { log: () => {} } }));
+    const closed = await unopenable("GET", "/api/health", { token: null });
+    expect(closed.status).toBe(503);
+    expect(closed.body.error.code).toBe("unavailable");
   });
 
   it("keeps an enqueue that succeeded when the onEnqueued hook throws", async () => {

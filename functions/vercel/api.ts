@@ -8,9 +8,8 @@ import { neonForRequest } from "../../src/platform/neon.js";
 import { deploymentJobs } from "../jobs.js";
 
 const env = process.env;
-let origin = "";
 // One kick in flight per isolate; enqueues meanwhile share one more.
-const kick = coalesced(() => kickTickEndpoint(origin, env));
+const kick = coalesced(() => kickTickEndpoint(env));
 
 const app = deploymentApp({
   env,
@@ -18,8 +17,7 @@ const app = deploymentApp({
   jobs: deploymentJobs,
   platform: () => VERCEL_TICK,
   onDueNow: kickEnabled(env)
-    ? (c) => {
-        origin = c.req.url;
+    ? () => {
         waitUntil(kick());
       }
     : undefined,

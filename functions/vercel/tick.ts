@@ -13,7 +13,9 @@ const app = deploymentApp({
   // Vercel knows this invocation's deadline; without it (local runs, tests) maxDuration stands.
   platform: () => {
     const deadline = getDeadline();
-    return deadline ? { ...VERCEL_TICK, limitMs: Math.min(VERCEL_TICK.limitMs, deadline.getTime() - Date.now()) } : VERCEL_TICK;
+    if (!deadline) return VERCEL_TICK;
+    const left = deadline.getTime() - Date.now();
+    return { ...VERCEL_TICK, limitMs: Math.min(VERCEL_TICK.limitMs, left), hardLimitMs: left };
   },
 });
 

@@ -21,6 +21,17 @@ import { type DevPostgres, startDevPostgres } from "./postgres.js";
 import { loadSecrets } from "./secrets.js";
 import { createTicker } from "./ticker.js";
 
+/** A database URL fit to print: the password, if any, masked. */
+const withoutPassword = (url: string): string => {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparsable DATABASE_URL)";
+  }
+};
+
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_TICK_INTERVAL_MS = 60_000;
 export const DEFAULT_JOBS_MODULE = resolve(import.meta.dirname, "../../examples/jobs.ts");
@@ -150,7 +161,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     ticker.start();
 
     const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path };
-    writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`);
+    // Holds the database URL (a DATABASE_URL's password included): readable by this user only, like the secrets.
+    writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     cleanups.unshift(async () => rmSync(paths.server, { force: true }));
 
     const every = intervalMs % 60_000 === 0 ? `${intervalMs / 60_000} min` : `${intervalMs / 1_000} s`;
@@ -161,7 +173,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
         `  dashboard   ${url}/dashboard   password: ${secrets.DASHBOARD_PASSWORD}`,
         `  API         ${url}/api         Authorization: Bearer ${secrets.JOBS_API_TOKEN}`,
         `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change)`,
-        `  database    ${databaseUrl}${database ? `   (data in ${paths.pg})` : ""}`,
+        `  database    ${withoutPassword(databaseUrl)}${database ? `   (data in ${paths.pg})` : ""}`,
         `  jobs        ${mod.path}`,
         `  tokens in   ${paths.secrets}`,
         "",

@@ -69,7 +69,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
   const config: ApiConfig = {
     maxBodyBytes: maxBodyBytes(options.env.JOBS_MAX_BODY_BYTES),
     apiTokens: secretsFrom(options.env.JOBS_API_TOKEN, "JOBS_API_TOKEN", "pgtick-api"),
-    cronSecret: secretsFrom(options.env.CRON_SECRET, "CRON_SECRET", "pgtick-tick"),
+    cronSecret: secretsFrom(options.env.CRON_SECRET, "CRON_SECRET", "pgtick-tick", { list: false }),
     logger,
     onEnqueued: options.onEnqueued,
     tickOptions: options.tickOptions,
@@ -109,8 +109,9 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
 
   // Open: no secrets in the answer, only whether the database answers and when a tick last ran.
   app.get("/api/health", async (c) => {
-    const jobs = await c.get("jobs")();
     try {
+      // Inside the try: a connection that cannot even be opened (DATABASE_URL unset) is "unavailable" too.
+      const jobs = await c.get("jobs")();
       return c.json({ ok: true, ...(await readHealth(jobs.db, jobs.tables)) });
     } catch (e) {
       logger.log("error", "health check: database unreachable", { error: e instanceof Error ? e.message : String(e) });

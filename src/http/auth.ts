@@ -34,8 +34,9 @@ const challenge = (realm: string, error?: string) => ({
   "WWW-Authenticate": `Bearer realm="${realm}"${error ? `, error="${error}"` : ""}`,
 });
 
-export const secretsFrom = (raw: string | undefined, variable: string, realm: string): Secrets => {
-  const values = (raw ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+export const secretsFrom = (raw: string | undefined, variable: string, realm: string, options: { list?: boolean } = {}): Secrets => {
+  // A list (comma-separated, for rotation) or one value: a platform cron sends CRON_SECRET exactly as set.
+  const values = (options.list === false ? [raw ?? ""] : (raw ?? "").split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
   const closedBecause = values.length === 0 ? `${variable} is not set on the server, so this endpoint is closed` : undefined;
   let digests: Promise<Uint8Array[]> | undefined;
   return {

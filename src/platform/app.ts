@@ -33,7 +33,13 @@ export const deploymentApp = (d: DeploymentApp): Hono => {
     jobs: async () => {
       const settings = settingsFor();
       const connection = d.connect(d.env);
-      return { jobs: d.jobs(connection.db, settings), dispose: () => connection.close() };
+      try {
+        return { jobs: d.jobs(connection.db, settings), dispose: () => connection.close() };
+      } catch (error) {
+        // No dispose is returned on failure, so the connection is closed here.
+        await connection.close();
+        throw error;
+      }
     },
     tickOptions: (c) => {
       const budgetMs = settingsFor().tickBudgetMs;

@@ -11,6 +11,8 @@ export interface PlatformLimit {
   readonly limitMs: number;
   /** Kept back from the limit: the tick's budget is `limitMs - marginMs`. */
   readonly marginMs: number;
+  /** This invocation's real limit, when the platform says (Vercel's getDeadline): JOBS_PLATFORM_LIMIT may only lower it. */
+  readonly hardLimitMs?: number;
 }
 
 /** `maxDuration` of the tick function in vercel.json, in seconds (a test checks the two agree). */
@@ -37,6 +39,8 @@ export const PLATFORM_ENV = {
 } as const;
 
 const MIN_BUDGET_MS = 1_000;
+/** The final requeue, closing the pool and answering need some time: a margin below this is refused. */
+const MIN_MARGIN_MS = 1_000;
 
 const durationFromEnv = (env: Env, name: string, fallback: number): number => {
   const raw = env[name];
@@ -52,12 +56,17 @@ const durationFromEnv = (env: Env, name: string, fallback: number): number => {
 
 /** The platform limit as configured: the defaults of `platform`, overridden by JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN. */
 export const limitFromEnv = (env: Env, platform: PlatformLimit): PlatformLimit => ({
-  limitMs: durationFromEnv(env, PLATFORM_ENV.limit, platform.limitMs),
+  limitMs: Math.min(durationFromEnv(env, PLATFORM_ENV.limit, platform.limitMs), platform.hardLimitMs ?? Number.POSITIVE_INFINITY),
   marginMs: durationFromEnv(env, PLATFORM_ENV.margin, platform.marginMs),
 });
 
 /** The tick's budget: the limit minus the margin. Throws `invalid_config` when nothing useful is left. */
 export const budgetFromLimit = ({ limitMs, marginMs }: PlatformLimit): number => {
+  if (marginMs < MIN_MARGIN_MS) {
+    throw new JobsError("invalid_config", `${PLATFORM_ENV.margin} must be at least ${MIN_MARGIN_MS} ms: the tick needs it to requeue what is still running`, {
+      setting: PLATFORM_ENV.margin,
+    });
+  }
   const budget = limitMs - marginMs;
   if (budget < MIN_BUDGET_MS) {
     throw new JobsError(

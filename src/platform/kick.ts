@@ -38,14 +38,21 @@ const logKickError = (error: unknown) =>
   console.error(JSON.stringify({ level: "warn", msg: "kick failed; the job waits for the next cron tick", error: error instanceof Error ? error.message : String(error) }));
 
 /**
+ * Where the kick goes: JOBS_KICK_URL, else /api/tick on this deployment's own
+ * host (VERCEL_URL, set by Vercel). Never the host an enqueue request named:
+ * the kick carries CRON_SECRET, and a Host header is the client's to choose.
+ */
+export const kickTarget = (env: Env): string | undefined =>
+  env.JOBS_KICK_URL || (env.VERCEL_URL ? `https://${env.VERCEL_URL}/api/tick` : undefined);
+
+/**
  * The Vercel kick: a POST to the deployment's own tick function, which runs a
  * tick with the short kick budget. The edge function waits for it under
- * `waitUntil`. JOBS_KICK_URL overrides the target (default: /api/tick on the
- * origin the enqueue arrived at).
+ * `waitUntil`. Without a target (see `kickTarget`) there is no kick.
  */
-export const kickTickEndpoint = async (requestUrl: string, env: Env, fetcher: typeof fetch = fetch): Promise<void> => {
-  if (!kickEnabled(env) || !env.CRON_SECRET) return;
-  const url = env.JOBS_KICK_URL || new URL("/api/tick", requestUrl).toString();
+export const kickTickEndpoint = async (env: Env, fetcher: typeof fetch = fetch): Promise<void> => {
+  const url = kickTarget(env);
+  if (!kickEnabled(env) || !env.CRON_SECRET || !url) return;
   const response = await fetcher(url, { method: "POST", headers: { authorization: `Bearer ${env.CRON_SECRET}`, [KICK_HEADER]: "1" } });
   await response.arrayBuffer();
   if (!response.ok) throw new Error(`the tick endpoint answered ${response.status}`);

@@ -35,7 +35,7 @@ it("reclaims the jobs of a tick killed with SIGKILL after their leases expire", 
 
   await expect
     .poll(async () => (await h.rows<{ expired: boolean }>(`SELECT bool_and(lease_expires_at < now()) AS expired FROM ${jobs.tables.queue}`))[0]!.expired, {
-      timeout: 10_000,
+      timeout: 20_000,
       interval: 200,
     })
     .toBe(true);
@@ -47,4 +47,4 @@ it("reclaims the jobs of a tick killed with SIGKILL after their leases expire", 
   const dead = await h.rows(`SELECT id, reason, attempts FROM ${jobs.tables.deadLetters}`);
   expect(dead).toEqual([{ id: poison, reason: "lease_expired", attempts: 1 }]);
   expect(jobs.logs.find((e) => e.msg === "expired lease reclaimed")).toMatchObject({ jobId: normal });
-});
+}, 60_000);

@@ -237,7 +237,8 @@ describe("tick", () => {
     const report = await jobs.tick({ budgetMs: 60_000 });
     expect(db.statements).toBe(1);
     expect(report.statements).toBe(1);
-    expect(report.durationMs).toBeLessThan(60_000);
+    // It returned as soon as nothing was due, not at its 60 s deadline.
+    expect(report.durationMs).toBeLessThan(10_000);
     const [state] = await h.rows<{ last_tick_at: Date | null }>(`SELECT last_tick_at FROM ${jobs.tables.state}`);
     expect(state!.last_tick_at).not.toBeNull();
   });

@@ -18,6 +18,7 @@ const jobs = createJobs({
   db: pool,
   jobs: [hang],
   logger: silentLogger,
-  settings: { tablePrefix: prefix, leaseMs: 500, leaseMarginMs: 500 },
+  // A lease of about 6 s (budget + margin), so the parent can look at the held jobs well before it expires.
+  settings: { tablePrefix: prefix, leaseMs: 500, leaseMarginMs: 4_000 },
 });
 await jobs.tick({ budgetMs: 2_000, claimCutoffMs: 100 });

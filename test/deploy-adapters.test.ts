@@ -71,6 +71,8 @@ const pendingWork = new Set<Promise<unknown>>();
 };
 
 const vercel: Platform = async (h, options) => {
+  // The functions read process.env; what this sets is put back when the deployment closes.
+  const saved = { ...process.env };
   Object.assign(process.env, deploymentEnv(h, options));
   vi.resetModules();
   // The modules api/ re-exports, loaded fresh so they read this environment.
@@ -94,7 +96,11 @@ const vercel: Platform = async (h, options) => {
     async settle() {
       while (pendingWork.size > 0) await Promise.allSettled([...pendingWork]);
     },
-    close: () => served.close(),
+    async close() {
+      await served.close();
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    },
   };
 };
 
@@ -104,13 +110,19 @@ const cloudflare: Platform = async (h, options) => {
     request: (path, init) => worker.fetch(path, init),
     cron: () => worker.scheduled(),
     async settle() {
-      // Miniflare does not expose fetch's waitUntil: wait until no job is running and a moment passed.
-      for (;;) {
-        const [row] = await h.rows<{ n: number }>("SELECT count(*)::int AS n FROM jobs_queue WHERE status = 'running'");
-        if (row!.n === 0) break;
-        await sleep(50);
+      // Miniflare does not expose fetch's waitUntil: wait until nothing runs and no tick has
+      // written its report for a while (three quiet looks in a row).
+      let quiet = 0;
+      let lastReport: string | null = null;
+      while (quiet < 3) {
+        const [row] = await h.rows<{ busy: number; report: string | null }>(
+          `SELECT (SELECT count(*)::int FROM jobs_queue WHERE status = 'running') AS busy,
+                  (SELECT last_report_at::text FROM jobs_state) AS report`,
+        );
+        quiet = row!.busy === 0 && row!.report === lastReport ? quiet + 1 : 0;
+        lastReport = row!.report;
+        await sleep(100);
       }
-      await sleep(300);
     },
     close: () => worker.dispose(),
   };

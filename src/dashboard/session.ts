@@ -60,11 +60,4 @@ export const verifySession = async (key: CryptoKey, cookie: string | undefined, 
   }
 };
 
-/** Equality that takes the same time wherever the strings differ (for tokens and passwords). */
-export const sameText = async (a: string, b: string): Promise<boolean> => {
-  // Comparing digests keeps the time independent of both content and length.
-  const [x, y] = await Promise.all([a, b].map(async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s)))));
-  let diff = 0;
-  for (let i = 0; i < x!.length; i++) diff |= x![i]! ^ y![i]!;
-  return diff === 0;
-};
+export { sameText } from "../secret-compare.js";

@@ -1,21 +1,5 @@
 import { ApiError } from "./errors.js";
-
-const encoder = new TextEncoder();
-
-const digest = async (text: string): Promise<Uint8Array> => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-
-/**
- * Compares SHA-256 digests of the two strings with an XOR loop: both digests
- * are 32 bytes whatever the inputs' lengths, so the time does not depend on
- * where they differ or how long the secret is. Web Crypto only, so it runs in
- * Node, workerd and Vercel's Edge runtime alike.
- */
-export const sameSecret = async (given: string, expected: Uint8Array): Promise<boolean> => {
-  const a = await digest(given);
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ expected[i]!;
-  return diff === 0 && a.length === expected.length;
-};
+import { digest, sameDigest } from "../secret-compare.js";
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive); undefined when absent or another scheme. */
 export const bearerToken = (header: string | undefined): string | undefined => {
@@ -50,7 +34,7 @@ export const secretsFrom = (raw: string | undefined, variable: string, realm: st
       digests ??= Promise.all(values.map(digest));
       // Check every configured secret, not stopping at a match, so timing says nothing about which one matched.
       let ok = false;
-      for (const d of await digests) ok = (await sameSecret(token, d)) || ok;
+      for (const d of await digests) ok = (await sameDigest(token, d)) || ok;
       if (!ok) throw new ApiError("unauthorized", "the token is not valid", { reason: "invalid_token" }, challenge(realm, "invalid_token"));
     },
   };

@@ -47,10 +47,22 @@ const positiveInt = (name: string, value: unknown): number => {
   return n;
 };
 
-const duration = (name: string, value: unknown): number => {
+// Timers cannot wait longer (setTimeout fires at once past 2^31 - 1 ms).
+const MAX_DURATION_MS = 2_147_483_647;
+
+/**
+ * A duration setting (`30s`, `2m`, `1500`), or `invalid_config` naming the setting.
+ * Shared by every place that reads one: the library's settings, the platform limits, the dev server.
+ */
+export const durationSetting = (name: string, value: unknown, minMs = 0): number => {
   const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
-  return ms === undefined ? bad(name, "a duration such as 30s, 2m or 1500 (milliseconds)", value) : ms;
+  if (ms === undefined || ms < minMs || ms > MAX_DURATION_MS) {
+    return bad(name, `a duration${minMs > 0 ? ` of at least ${minMs} ms` : ""} such as 30s, 2m or 1500 (milliseconds), at most 24 days`, value);
+  }
+  return ms;
 };
+
+const duration = (name: string, value: unknown): number => durationSetting(name, value);
 
 /** Merges explicit settings over defaults and checks every value, naming the setting that is wrong. */
 export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Record<keyof JobsSettings, string>> = {}): JobsSettings => {

@@ -92,7 +92,8 @@ const errorText = (e: unknown): string =>
 export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
-  const budgetMs = options.budgetMs ?? settings.tickBudgetMs;
+  // A timer cannot wait past 2^31 - 1 ms (it would fire at once), so neither can a tick.
+  const budgetMs = Math.min(options.budgetMs ?? settings.tickBudgetMs, 2_147_483_647);
   const concurrency = Math.max(1, options.concurrency ?? settings.concurrency);
   const batchSize = Math.max(1, Math.min(options.batchSize ?? settings.batchSize ?? concurrency, concurrency));
   const started = Date.now();

@@ -34,6 +34,8 @@ describe("settings", () => {
     [{ JOBS_TICK_BUDGET: "10 minutes" }, "JOBS_TICK_BUDGET"],
     [{ JOBS_TABLE_PREFIX: "drop table;" }, "JOBS_TABLE_PREFIX"],
     [{ JOBS_BATCH_SIZE: "1.5" }, "JOBS_BATCH_SIZE"],
+    // Past what a timer can wait: a tick would end at once instead of never.
+    [{ JOBS_TICK_BUDGET: "600h" }, "JOBS_TICK_BUDGET"],
   ])("rejects %o with an error naming %s", (env, name) => {
     try {
       settingsFromEnv(env);

@@ -83,7 +83,7 @@ describe("tick budget from the platform limit", () => {
     });
     expect(configError(() => platformSettings({ JOBS_SAFETY_MARGIN: "soon" }, VERCEL_TICK))).toEqual({
       code: "invalid_config",
-      message: 'JOBS_SAFETY_MARGIN must be a duration such as 30s, 2m or 1500 (milliseconds), got "soon"',
+      message: 'JOBS_SAFETY_MARGIN must be a duration such as 30s, 2m or 1500 (milliseconds), at most 24 days, got "soon"',
     });
   });
 

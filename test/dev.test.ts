@@ -191,6 +191,6 @@ describe("npm run dev", () => {
     child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((done) => child.once("exit", done));
     expect(code).toBe(1);
-    expect(stderr).toBe('dev: TICK_INTERVAL must be a duration of at least 100ms, such as 5s or 1m, got "often"\n');
+    expect(stderr).toBe('dev: TICK_INTERVAL must be a duration of at least 100 ms such as 30s, 2m or 1500 (milliseconds), at most 24 days, got "often"\n');
   });
 });

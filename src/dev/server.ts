@@ -7,8 +7,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
 import { oneLine } from "../cli/errors.js";
 import { loadJobsModule } from "../cli/jobs-module.js";
-import { type Env, settingsFromEnv } from "../config.js";
-import { parseDuration } from "../duration.js";
+import { durationSetting, type Env, settingsFromEnv } from "../config.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/app.js";
 import { createJobs } from "../jobs.js";
@@ -62,9 +61,7 @@ const portFrom = (env: Env): number => {
 const intervalFrom = (env: Env): number => {
   const raw = env.TICK_INTERVAL?.trim();
   if (!raw) return DEFAULT_TICK_INTERVAL_MS;
-  const ms = parseDuration(raw);
-  if (ms === undefined || ms < 100) throw config("TICK_INTERVAL", `must be a duration of at least 100ms, such as 5s or 1m, got ${JSON.stringify(raw)}`);
-  return ms;
+  return durationSetting("TICK_INTERVAL", raw, 100);
 };
 
 const listen = (server: Server, port: number, host: string): Promise<number> =>

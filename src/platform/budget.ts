@@ -1,5 +1,4 @@
-import { type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../config.js";
-import { parseDuration } from "../duration.js";
+import { durationSetting, type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../config.js";
 import { JobsError } from "../errors.js";
 
 /**
@@ -44,14 +43,7 @@ const MIN_MARGIN_MS = 1_000;
 
 const durationFromEnv = (env: Env, name: string, fallback: number): number => {
   const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const ms = parseDuration(raw);
-  if (ms === undefined) {
-    throw new JobsError("invalid_config", `${name} must be a duration such as 30s, 2m or 1500 (milliseconds), got ${JSON.stringify(raw)}`, {
-      setting: name,
-    });
-  }
-  return ms;
+  return raw === undefined || raw === "" ? fallback : durationSetting(name, raw);
 };
 
 /** The platform limit as configured: the defaults of `platform`, overridden by JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN. */

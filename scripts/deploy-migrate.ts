@@ -1,18 +1,16 @@
 // Run before each deploy: `DATABASE_URL=postgres://... npm run migrate:deploy`.
 // Applies the library's migrations (safe to run from many places at once, a no-op
 // when up to date), then the deployment's own setup from functions/jobs.ts.
-import pg from "pg";
 import { deploymentJobs, setupDeployment } from "../functions/jobs.js";
-import { fromPg, settingsFromEnv } from "../src/index.js";
-import { databaseUrl } from "../src/platform/connection.js";
+import { settingsFromEnv } from "../src/index.js";
+import { pgPool } from "../src/platform/pg.js";
 
-const pool = new pg.Pool({ connectionString: databaseUrl(process.env), max: 1 });
+const connection = pgPool(process.env, 1);
 try {
-  const db = fromPg(pool);
-  const jobs = deploymentJobs(db, settingsFromEnv(process.env));
+  const jobs = deploymentJobs(connection.db, settingsFromEnv(process.env));
   const applied = await jobs.migrate();
-  await setupDeployment(db);
+  await setupDeployment(connection.db);
   console.log(applied.length > 0 ? `applied migrations ${applied.join(", ")}` : "migrations up to date");
 } finally {
-  await pool.end();
+  await connection.close();
 }

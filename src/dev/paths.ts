@@ -23,12 +23,12 @@ export interface DevServerInfo {
   readonly jobsModule: string;
 }
 
-const alive = (pid: number): boolean => {
+/** Whether a process with this pid exists (EPERM: it exists but belongs to someone else). */
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    // EPERM: it exists but belongs to someone else.
     return (e as { code?: string }).code === "EPERM";
   }
 };

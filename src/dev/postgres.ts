@@ -8,6 +8,7 @@ import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, stat
 import { createServer } from "node:net";
 import { arch, platform } from "node:os";
 import { dirname, join } from "node:path";
+import { alive } from "./paths.js";
 
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -56,15 +57,6 @@ const runAs = (): { uid?: number; gid?: number } => {
   if (process.getuid?.() !== 0) return {};
   const id = (flag: string) => Number(execFileSync("id", [flag, USER], { encoding: "utf8" }).trim());
   return { uid: id("-u"), gid: id("-g") };
-};
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 /** A postgres left running on this folder by a dev server that was killed: stop it, so this start can use the folder. */

@@ -27,7 +27,8 @@ export interface BackoffOptions {
 export interface JobDefinition<Name extends string = string, Schema extends $ZodType = $ZodType> {
   readonly name: Name;
   readonly schema: Schema;
-  readonly handler: (payload: output<Schema>, ctx: JobContext) => Promise<unknown> | unknown;
+  // Method syntax on purpose: a job with a specific payload still fits `AnyJob`.
+  handler(payload: output<Schema>, ctx: JobContext): Promise<unknown> | unknown;
   /** Attempts before the job is dead-lettered. Default: the `defaultMaxAttempts` setting (5). */
   readonly maxAttempts?: number;
   readonly backoff?: BackoffOptions;
@@ -39,8 +40,7 @@ export interface JobDefinition<Name extends string = string, Schema extends $Zod
 
 // A registry holds definitions of many payload types; handlers are only called with
 // payloads their own schema parsed, so the registry can forget the precise type.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyJob = JobDefinition<string, any>;
+export type AnyJob = JobDefinition<string, $ZodType>;
 
 // Names are data, not identifiers: any text without control characters, trimmed, 1-128 characters.
 const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;

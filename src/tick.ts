@@ -65,8 +65,12 @@ interface Run {
   readonly row: ClaimedRow;
   readonly owner: string;
   readonly startedAt: number;
-  /** Only for a job with its own timeout; every other run listens to the tick's signal alone. */
-  own?: AbortController;
+  /**
+   * The run's own signal: aborted at its timeout or at the tick's deadline. One per run
+   * (not one shared by the tick), so the listeners a handler adds (fetch, timers) stay
+   * with that run and are collected with it.
+   */
+  readonly controller: AbortController;
   /** Set at the deadline: the run was requeued, and whatever it does later is fenced out. */
   abandoned: boolean;
 }
@@ -130,12 +134,10 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     return runStep(db, tables, input);
   };
   const counted: Db = { query: (text, params, opts) => (statements++, db.query(text, params, opts)) };
-  // Aborted at the deadline, when every run still going is abandoned; shared so a run costs no controller of its own.
-  const deadlineAbort = new AbortController();
   const extensions = env.extensions ?? [];
 
   const start = (row: ClaimedRow, owner: string) => {
-    const run: Run = { row, owner, startedAt: Date.now(), abandoned: false };
+    const run: Run = { row, owner, startedAt: Date.now(), controller: new AbortController(), abandoned: false };
     running.set(row.id, run);
     void execute(run)
       // execute() catches what handlers throw; this is for a fault of our own, so a run never hangs unsettled.
@@ -167,25 +169,23 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (!parsed.ok) {
       return dead("invalid_payload", `stored payload no longer matches the schema of ${job.name}: ${JSON.stringify(parsed.issues)}`);
     }
-    if (job.timeoutMs !== undefined) run.own = new AbortController();
     const ctx = {
       jobId: row.id,
       attempt: row.attempt,
       maxAttempts: row.max_attempts,
       correlationId: row.correlation_id,
-      signal: run.own ? AbortSignal.any([deadlineAbort.signal, run.own.signal]) : deadlineAbort.signal,
+      signal: run.controller.signal,
       log: jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }),
     };
     let timeout: ReturnType<typeof setTimeout> | undefined;
     try {
-      if (run.own === undefined) {
+      if (job.timeoutMs === undefined) {
         await job.handler(parsed.data, ctx);
       } else {
-        const own = run.own;
         const timedOut = new Promise<never>((_, reject) => {
           timeout = setTimeout(() => {
             const error = new JobTimeout(`timed out after ${job.timeoutMs} ms`);
-            own.abort(error);
+            run.controller.abort(error);
             reject(error);
           }, job.timeoutMs);
         });
@@ -331,8 +331,10 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   // The deadline (or the end of work): one statement settles what finished, requeues
   // what is still running, and records the report.
   const abandoned = [...running.values()];
-  for (const run of abandoned) run.abandoned = true;
-  if (abandoned.length > 0) deadlineAbort.abort(new TickDeadline("the tick's deadline came before the run finished"));
+  for (const run of abandoned) {
+    run.abandoned = true;
+    run.controller.abort(new TickDeadline("the tick's deadline came before the run finished"));
+  }
   if (abandoned.length > 0) {
     logger.log("error", "tick deadline: requeueing running jobs", {
       jobIds: abandoned.map((r) => r.row.id),

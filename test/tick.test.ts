@@ -216,6 +216,29 @@ describe("tick", () => {
     expect(peak).toBe(4);
   });
 
+  it("gives each run its own signal: many handlers listening at once set off no listener-leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => void warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const listening = defineJob({
+        name: "listening",
+        schema: z.object({ i: z.number() }),
+        handler: async (_p, ctx) => {
+          ctx.signal.addEventListener("abort", () => {}); // as fetch(url, { signal }) does
+          await sleep(20);
+        },
+      });
+      const jobs = await h.isolated([listening]);
+      await jobs.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job: "listening" as const, payload: { i } })));
+      expect(await jobs.tick({ budgetMs: 10_000, concurrency: 20 })).toMatchObject({ succeeded: 40 });
+      await new Promise((r) => setImmediate(r)); // warnings are emitted on the next turn
+      expect(warnings).not.toContain("MaxListenersExceededWarning");
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("settles in batches: far fewer statements than jobs", async () => {
     const noop = defineJob({ name: "noop-batch", schema: z.object({ i: z.number() }), handler: () => {} });
     const db = countingDb(h.db);

@@ -2,7 +2,7 @@ import { backoffMs } from "./backoff.js";
 import type { JobsSettings } from "./config.js";
 import type { Db } from "./db.js";
 import { isPermanent } from "./errors.js";
-import { type AnyJob, jobLogger } from "./job.js";
+import { type AnyJob, type JobContext, jobLogger } from "./job.js";
 import type { Logger } from "./log.js";
 import type { ClaimedRow } from "./store/claim.js";
 import type { Completion } from "./store/complete.js";
@@ -61,18 +61,53 @@ type Settlement =
   | { kind: "retry"; item: Retry }
   | { kind: "dead"; item: DeadLetter };
 
-interface Run {
-  readonly row: ClaimedRow;
-  readonly owner: string;
-  readonly startedAt: number;
-  /**
-   * The run's own signal: aborted at its timeout or at the tick's deadline. One per run
-   * (not one shared by the tick), so the listeners a handler adds (fetch, timers) stay
-   * with that run and are collected with it.
-   */
-  readonly controller: AbortController;
+/**
+ * One claimed job being run. Its abort signal is its own (aborted at its timeout or the
+ * tick's deadline), not one shared by the tick, so the listeners a handler adds (fetch,
+ * timers) stay with that run; it is made only when the handler reads `ctx.signal`, so a
+ * run that never looks costs nothing. A class, so a run costs no closures either.
+ */
+class Run {
   /** Set at the deadline: the run was requeued, and whatever it does later is fenced out. */
-  abandoned: boolean;
+  abandoned = false;
+  readonly startedAt = Date.now();
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  constructor(
+    readonly row: ClaimedRow,
+    readonly owner: string,
+  ) {}
+  abort(reason: unknown): void {
+    this.reason ??= reason;
+    this.controller?.abort(reason);
+  }
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+}
+
+/** What a handler gets; the signal is read through the run, lazily. */
+class RunContext implements JobContext {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly correlationId: string | null;
+  constructor(
+    private readonly run: Run,
+    readonly log: JobContext["log"],
+  ) {
+    this.jobId = run.row.id;
+    this.attempt = run.row.attempt;
+    this.maxAttempts = run.row.max_attempts;
+    this.correlationId = run.row.correlation_id;
+  }
+  get signal(): AbortSignal {
+    return this.run.signal();
+  }
 }
 
 const RECLAIM_LIMIT = 1_000;
@@ -137,7 +172,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const extensions = env.extensions ?? [];
 
   const start = (row: ClaimedRow, owner: string) => {
-    const run: Run = { row, owner, startedAt: Date.now(), controller: new AbortController(), abandoned: false };
+    const run = new Run(row, owner);
     running.set(row.id, run);
     void execute(run)
       // execute() catches what handlers throw; this is for a fault of our own, so a run never hangs unsettled.
@@ -169,14 +204,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (!parsed.ok) {
       return dead("invalid_payload", `stored payload no longer matches the schema of ${job.name}: ${JSON.stringify(parsed.issues)}`);
     }
-    const ctx = {
-      jobId: row.id,
-      attempt: row.attempt,
-      maxAttempts: row.max_attempts,
-      correlationId: row.correlation_id,
-      signal: run.controller.signal,
-      log: jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }),
-    };
+    const ctx = new RunContext(run, jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }));
     let timeout: ReturnType<typeof setTimeout> | undefined;
     try {
       if (job.timeoutMs === undefined) {
@@ -185,7 +213,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         const timedOut = new Promise<never>((_, reject) => {
           timeout = setTimeout(() => {
             const error = new JobTimeout(`timed out after ${job.timeoutMs} ms`);
-            run.controller.abort(error);
+            run.abort(error);
             reject(error);
           }, job.timeoutMs);
         });
@@ -333,7 +361,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const abandoned = [...running.values()];
   for (const run of abandoned) {
     run.abandoned = true;
-    run.controller.abort(new TickDeadline("the tick's deadline came before the run finished"));
+    run.abort(new TickDeadline("the tick's deadline came before the run finished"));
   }
   if (abandoned.length > 0) {
     logger.log("error", "tick deadline: requeueing running jobs", {

@@ -2,7 +2,7 @@
 // lost its lease: the lease token, not luck, decides who may write.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob, PermanentJobError } from "../src/index.js";
+import { defineJob, PermanentJobError, type TickOptions } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("race");
@@ -43,6 +43,34 @@ describe("racing ticks", () => {
   });
 });
 
+/**
+ * A stale tick and an owner: the stale tick claims the job, stalls past its lease
+ * (a frozen function, a GC pause), and another tick reclaims and runs it. Both runs
+ * wait on gates: `release(0)` lets the stale run finish, `release(1)` the owner's.
+ */
+const staleAndOwner = async (staleTickOptions: TickOptions, finishStale: () => void = () => undefined) => {
+  const gates: Array<() => void> = [];
+  const attempts: number[] = [];
+  const gated = defineJob({
+    name: "gated",
+    schema: z.object({}),
+    handler: async (_p, ctx) => {
+      attempts.push(ctx.attempt);
+      await new Promise<void>((resolve) => gates.push(resolve));
+      if (ctx.attempt === 1) finishStale();
+    },
+  });
+  const stale = await h.isolated([gated]);
+  const other = h.make([gated], { tablePrefix: stale.settings.tablePrefix }, h.pool(2));
+  const { id } = await stale.enqueue("gated", {});
+  const staleTick = stale.tick(staleTickOptions);
+  await expect.poll(() => attempts.length).toBe(1);
+  await h.db.query(`UPDATE ${stale.tables.queue} SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+  const otherTick = other.tick({ budgetMs: 20_000 });
+  await expect.poll(() => attempts.length).toBe(2);
+  return { id, stale, staleTick, otherTick, release: (i: number) => gates[i]!() };
+};
+
 describe("a stale tick whose lease another tick reclaimed", () => {
   const outcomes = [
     ["complete", () => undefined, "complete"],
@@ -51,66 +79,30 @@ describe("a stale tick whose lease another tick reclaimed", () => {
   ] as const;
 
   it.each(outcomes)("cannot %s the job: zero rows change, `lease lost` is logged, the other run is unaffected", async (_label, finishStale, operation) => {
-    const gates: Array<() => void> = [];
-    const attempts: number[] = [];
-    const gated = defineJob({
-      name: "gated",
-      schema: z.object({}),
-      handler: async (_p, ctx) => {
-        attempts.push(ctx.attempt);
-        await new Promise<void>((resolve) => gates.push(resolve));
-        if (ctx.attempt === 1) finishStale();
-      },
-    });
-    const stale = await h.isolated([gated]);
-    const other = h.make([gated], { tablePrefix: stale.settings.tablePrefix }, h.pool(2));
-    const { id } = await stale.enqueue("gated", {});
-    const staleTick = stale.tick({ budgetMs: 20_000 });
-    await expect.poll(() => attempts.length).toBe(1);
-    // The stale tick stalls past its lease (a frozen function, a GC pause): the lease expires.
-    await h.db.query(`UPDATE ${stale.tables.queue} SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    const otherTick = other.tick({ budgetMs: 20_000 });
-    await expect.poll(() => attempts.length).toBe(2);
+    const { id, stale, staleTick, otherTick, release } = await staleAndOwner({ budgetMs: 20_000 }, finishStale);
     const [owned] = await h.rows(`SELECT status, lease_owner, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]);
     expect(owned).toMatchObject({ status: "running", attempt: 2 });
 
-    gates[0]!(); // the stale run finishes now
+    release(0); // the stale run finishes now
     const staleReport = await staleTick;
     expect(staleReport.leaseLost).toBe(1);
     expect(stale.logs.find((e) => e.msg === "lease lost")).toMatchObject({ jobId: id, operation: operation === "dead-letter" ? "dead-letter" : operation });
     expect((await h.rows(`SELECT status, lease_owner, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]))[0]).toEqual(owned);
     expect(await h.rows(`SELECT id FROM ${stale.tables.deadLetters}`)).toEqual([]);
 
-    gates[1]!(); // the owner's run completes as usual
+    release(1); // the owner's run completes as usual
     expect(await otherTick).toMatchObject({ succeeded: 1, leaseLost: 0, reclaimed: 1 });
     expect(await h.rows(`SELECT id FROM ${stale.tables.queue}`)).toEqual([]);
   });
 
   it("cannot requeue the job at its deadline either", async () => {
-    const gates: Array<() => void> = [];
-    const attempts: number[] = [];
-    const gated = defineJob({
-      name: "gated",
-      schema: z.object({}),
-      handler: async (_p, ctx) => {
-        attempts.push(ctx.attempt);
-        await new Promise<void>((resolve) => gates.push(resolve));
-      },
-    });
-    const stale = await h.isolated([gated]);
-    const other = h.make([gated], { tablePrefix: stale.settings.tablePrefix }, h.pool(2));
-    const { id } = await stale.enqueue("gated", {});
-    const staleTick = stale.tick({ budgetMs: 1_500, claimCutoffMs: 200 });
-    await expect.poll(() => attempts.length).toBe(1);
-    await h.db.query(`UPDATE ${stale.tables.queue} SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
-    const otherTick = other.tick({ budgetMs: 20_000 });
-    await expect.poll(() => attempts.length).toBe(2);
+    const { id, stale, staleTick, otherTick, release } = await staleAndOwner({ budgetMs: 1_500, claimCutoffMs: 200 });
     const staleReport = await staleTick; // its deadline passes while the other tick owns the job
     expect(staleReport).toMatchObject({ requeued: 0, leaseLost: 1 });
     expect(stale.logs.find((e) => e.msg === "lease lost")).toMatchObject({ jobId: id, operation: "requeue" });
     expect((await h.rows(`SELECT status, attempt FROM ${stale.tables.queue} WHERE id = $1`, [id]))[0]).toEqual({ status: "running", attempt: 2 });
-    gates[1]!();
+    release(1);
     expect(await otherTick).toMatchObject({ succeeded: 1 });
-    gates[0]!();
+    release(0);
   });
 });

@@ -12,19 +12,37 @@ export const ourJobs = (pool: pg.Pool, concurrency = 10) => {
   return { db, jobs };
 };
 
-export const ours = async (url: string, database: string): Promise<DrainSystem> => {
+/**
+ * Our queue in its own database, migrated, with what both of our systems (the tick and
+ * the bare step loop) share: filling it with enqueueMany, counting what is left, closing.
+ */
+export const ourQueue = async (url: string, database: string) => {
   // A tick sends one statement at a time, so it needs one connection; the second is for checks.
   const pool = new pg.Pool({ connectionString: url, max: 2 });
   const { jobs, db } = ourJobs(pool);
   await jobs.migrate();
-  return {
-    name: "ours",
-    variant: "tick",
+  const shared: Pick<DrainSystem, "recommended" | "database" | "fill" | "remaining" | "reset" | "close"> = {
     recommended: true,
     database,
     async fill(n, chunk) {
       for (const items of chunks(n, chunk, (i) => ({ job: "noop" as const, payload: payloadOf(i) }))) await jobs.enqueueMany(items);
     },
+    async remaining() {
+      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`);
+      return rows[0]?.n ?? -1;
+    },
+    async reset() {},
+    close: () => pool.end(),
+  };
+  return { pool, jobs, shared };
+};
+
+export const ours = async (url: string, database: string): Promise<DrainSystem> => {
+  const { jobs, shared } = await ourQueue(url, database);
+  return {
+    ...shared,
+    name: "ours",
+    variant: "tick",
     async drain(n, concurrency) {
       const started = performance.now();
       let done = 0;
@@ -37,11 +55,5 @@ export const ours = async (url: string, database: string): Promise<DrainSystem> 
       }
       return { ms: performance.now() - started, ticks };
     },
-    async remaining() {
-      const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`);
-      return rows[0]?.n ?? -1;
-    },
-    async reset() {},
-    close: () => pool.end(),
   };
 };

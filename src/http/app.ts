@@ -10,6 +10,7 @@ import type { TickOptions } from "../tick.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AnyJobs, ApiConfig, ApiEnv } from "./context.js";
+import { drainBound, settleBody } from "./drain.js";
 import { deadLetterRoutes } from "./dead-letters-routes.js";
 import { ApiError, classify, errorResponse } from "./errors.js";
 import { jobsRoutes } from "./jobs-routes.js";
@@ -91,6 +92,14 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     return errorResponse(c, k.code, k.message, k.details, k.headers);
   });
   app.notFound((c) => errorResponse(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
+
+  // First in, last out: whatever answered (a 415, a 413 at the limit, a 401), no unread body is left on a
+  // kept-alive connection, where a Node server would cut the client's next request off.
+  const drainBytes = drainBound(config.maxBodyBytes);
+  app.use("*", async (c, next) => {
+    await next();
+    if (!(await settleBody(c.req.raw, drainBytes))) c.header("Connection", "close");
+  });
 
   // The jobs instance is made on first use, so requests refused before (auth, 404) never open a pool.
   app.use("*", async (c, next) => {

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { JobsError } from "../errors.js";
+import { leaveUnread } from "./drain.js";
 import { ApiError } from "./errors.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
@@ -22,9 +23,10 @@ export const checkDeclaredLength = (req: Request, limit: number): void => {
 /**
  * Reads the body with a byte counter and stops at the limit, whatever the
  * headers say: a chunked body without Content-Length is cut off as soon as it
- * passes the limit, and never buffered whole.
+ * passes the limit, and never buffered whole. The rest is left to settleBody
+ * (createApp's first middleware), which reads it off or closes the connection.
  */
-const readLimited = async (body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> => {
+const readLimited = async (req: Request, body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> => {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -33,7 +35,7 @@ const readLimited = async (body: ReadableStream<Uint8Array>, limit: number): Pro
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
+      leaveUnread(req, reader, size);
       throw tooLarge(limit);
     }
     chunks.push(value);
@@ -76,7 +78,7 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   if (!type || !JSON_TYPE.test(type)) {
     throw new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json", { contentType: type });
   }
-  const bytes = await readLimited(req.body, limit);
+  const bytes = await readLimited(req, req.body, limit);
   if (bytes.byteLength === 0) return empty();
   let text: string;
   try {

@@ -20,6 +20,12 @@ export interface JobsSettings {
   readonly maxPayloadBytes: number;
   /** Defaults for jobs that do not say. */
   readonly defaultMaxAttempts: number;
+  /** Ticks running at once across the whole deployment (each holds one connection). */
+  readonly maxTicks: number;
+  /** How long past its deadline a tick may take to settle and requeue; every statement is bounded by the time left plus this. */
+  readonly graceMs: number;
+  /** While a tick has free slots but found the queue empty, it claims again this often (work enqueued elsewhere). */
+  readonly claimIntervalMs: number;
 }
 
 export type JobsSettingsInput = Partial<JobsSettings>;
@@ -33,7 +39,13 @@ export const DEFAULT_SETTINGS: JobsSettings = {
   tablePrefix: "jobs_",
   maxPayloadBytes: 1_048_576,
   defaultMaxAttempts: 5,
+  maxTicks: 4,
+  graceMs: 5_000,
+  claimIntervalMs: 1_000,
 };
+
+/** The most tick slots the schema has (migration 004). */
+export const MAX_TICK_SLOTS = 256;
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
 
@@ -82,7 +94,11 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
     tablePrefix,
     maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes),
     defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts),
+    maxTicks: positiveInt(n("maxTicks"), merged.maxTicks),
+    graceMs: duration(n("graceMs"), merged.graceMs),
+    claimIntervalMs: durationSetting(n("claimIntervalMs"), merged.claimIntervalMs, 10),
   };
+  if (settings.maxTicks > MAX_TICK_SLOTS) bad(n("maxTicks"), `at most ${MAX_TICK_SLOTS}`, merged.maxTicks);
   if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
   return settings;
 };
@@ -98,6 +114,9 @@ export const ENV_NAMES = {
   tablePrefix: "JOBS_TABLE_PREFIX",
   maxPayloadBytes: "JOBS_MAX_PAYLOAD_BYTES",
   defaultMaxAttempts: "JOBS_MAX_ATTEMPTS",
+  maxTicks: "JOBS_MAX_TICKS",
+  graceMs: "JOBS_TICK_GRACE",
+  claimIntervalMs: "JOBS_CLAIM_INTERVAL",
 } as const satisfies Record<keyof JobsSettings, string>;
 
 export type Env = Record<string, string | undefined>;

@@ -15,6 +15,21 @@ export interface QueryOptions {
    * connection. Drivers that cannot prepare (Neon's HTTP driver) ignore it.
    */
   readonly prepare?: boolean;
+  /**
+   * Gives up on the statement after this long: the promise rejects with
+   * `StatementTimeout`, and the connection it ran on is destroyed (a pool
+   * replaces it), so a frozen network cannot hold the caller past its budget.
+   * Over Neon's HTTP driver the request is aborted.
+   */
+  readonly timeoutMs?: number;
+}
+
+/** A statement given up on after `timeoutMs`. Whether the server ran it is unknown: writes must be fenced. */
+export class StatementTimeout extends Error {
+  override readonly name = "StatementTimeout";
+  constructor(readonly timeoutMs: number) {
+    super(`the database did not answer within ${timeoutMs} ms`);
+  }
 }
 
 export interface Db {
@@ -34,6 +49,39 @@ export interface PgLike {
 interface PgPreparing {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
+
+type PgResult = { rows: unknown[]; rowCount: number | null };
+
+/** A checked-out client of a pg / Neon Pool: `release(error)` removes and closes it. */
+interface PooledClient extends PgLike {
+  release(error?: Error | boolean): void;
+}
+
+/** A pg / Neon Pool, told apart from a Client by the counters only a pool has. */
+interface PoolLike extends PgLike {
+  connect(): Promise<PooledClient>;
+  readonly totalCount: number;
+}
+
+const isPool = (c: unknown): c is PoolLike =>
+  typeof (c as { connect?: unknown }).connect === "function" && typeof (c as { totalCount?: unknown }).totalCount === "number";
+
+/**
+ * Settles with `work`, or rejects with StatementTimeout after `ms` and calls
+ * `onTimeout` (which destroys the connection). `work` is still observed, so a
+ * late rejection is never unhandled.
+ */
+const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      onTimeout();
+      reject(new StatementTimeout(ms));
+    }, ms);
+    work.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error: unknown) => (clearTimeout(timer), reject(error)),
+    );
+  });
 
 // FNV-1a: a stable, short name for a statement text. Names are per connection in
 // PostgreSQL, and the tick builds only a handful of distinct step texts.
@@ -63,26 +111,73 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
   const driver = typeof (client as { connect?: unknown }).connect === "function";
   // `prepare: false` for a pooler that cannot keep named statements (PgBouncer before 1.21 in transaction mode).
   const prepare = adapter.prepare ?? true;
+  const send = (on: PgLike, text: string, params: readonly unknown[], options?: QueryOptions): Promise<PgResult> =>
+    prepare && options?.prepare
+      ? (on as unknown as PgPreparing).query({ name: nameFor(text), text, values: params as unknown[] })
+      : on.query(text, params as unknown[]);
+  /** On a pool, the statement gets its own checked-out client, so a timeout can destroy exactly that connection. */
+  const sendBounded = async (pool: PoolLike, text: string, params: readonly unknown[], options: QueryOptions & { timeoutMs: number }) => {
+    const started = Date.now();
+    let late = false;
+    const checkout = pool.connect().then((c) => {
+      // A connection that arrives after the timeout is not used: released as broken, the pool opens another later.
+      if (late) c.release(true);
+      return c;
+    });
+    const c = await bounded(checkout, options.timeoutMs, () => (late = true));
+    let result: PgResult;
+    try {
+      result = await bounded(send(c, text, params, options), Math.max(1, options.timeoutMs - (Date.now() - started)), () => {});
+    } catch (error) {
+      // After a timeout the connection may still be waiting on the network: closing it destroys its socket.
+      c.release(error instanceof Error ? error : true);
+      throw error;
+    }
+    c.release();
+    return result;
+  };
   return {
     async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
-      const result = !driver
-        ? await (client as Db).query(text, params, options)
-        : prepare && options?.prepare
-          ? await (client as unknown as PgPreparing).query({ name: nameFor(text), text, values: params as unknown[] })
-          : await client.query(text, params as unknown[]);
+      let result: PgResult;
+      if (!driver) result = await (client as Db).query(text, params, options);
+      else if (options?.timeoutMs !== undefined && isPool(client)) {
+        result = await sendBounded(client, text, params, { ...options, timeoutMs: options.timeoutMs });
+      } else if (options?.timeoutMs !== undefined) {
+        // A single Client (the caller's own): the wait is bounded; the connection is the caller's to close.
+        result = await bounded(send(client, text, params, options), options.timeoutMs, () => {});
+      } else result = await send(client, text, params, options);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     },
   };
 };
 
+/**
+ * A pool (or client) emits `error` when an idle connection dies (the server
+ * restarted, `pg_terminate_backend`); without a listener Node ends the process.
+ * The library listens on what it was given, unless the caller already does.
+ */
+export const logConnectionErrors = (driver: unknown, onError: (error: Error) => void): void => {
+  const emitter = driver as { on?: unknown; listenerCount?: unknown };
+  if (typeof emitter.on !== "function" || typeof emitter.listenerCount !== "function") return;
+  const e = emitter as { on(event: "error", fn: (error: Error) => void): void; listenerCount(event: "error"): number };
+  if (e.listenerCount("error") === 0) e.on("error", onError);
+};
+
 /** Neon's HTTP query function (`neon(url)`): one HTTP round trip per statement. */
 export interface NeonHttpLike {
-  query(text: string, params?: unknown[], opts?: { fullResults: true }): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(
+    text: string,
+    params?: unknown[],
+    opts?: { fullResults: true; fetchOptions?: { signal?: AbortSignal } },
+  ): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 export const fromNeonHttp = (sql: NeonHttpLike): Db => ({
-  async query<R>(text: string, params: readonly unknown[] = []) {
-    const result = await sql.query(text, params as unknown[], { fullResults: true });
+  async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
+    const ms = options?.timeoutMs;
+    const controller = ms === undefined ? undefined : new AbortController();
+    const request = sql.query(text, params as unknown[], { fullResults: true, ...(controller ? { fetchOptions: { signal: controller.signal } } : {}) });
+    const result = ms === undefined ? await request : await bounded(request, ms, () => controller!.abort(new StatementTimeout(ms)));
     return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
   },
 });

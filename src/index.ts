@@ -6,7 +6,7 @@ export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type Job
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogLevel } from "./log.js";
 export { migrate, migrationStatement, type Migration } from "./migrate.js";
 export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
-export type { TickOptions, TickReport } from "./tick.js";
+export type { Handoff, TickOptions, TickReport } from "./tick/types.js";
 export { parseDuration } from "./duration.js";
 export { defineSchedule, occurrenceKey, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";
 export { createDashboard, type DashboardOptions } from "./dashboard/app.js";

@@ -1,11 +1,13 @@
 import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./config.js";
-import { type Db, fromPg, type PgLike } from "./db.js";
+import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
+import { errorText } from "./error-text.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
 import { tablesFor, type Tables } from "./store/tables.js";
-import { runTick, type TickExtension, type TickOptions, type TickReport } from "./tick.js";
+import { runTick } from "./tick/loop.js";
+import type { TickExtension, TickOptions, TickReport } from "./tick/types.js";
 import { createScheduling, type Schedule, type ScheduleDefinition, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";
 
 export interface JobsOptions<J extends readonly AnyJob[]> {
@@ -70,8 +72,10 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const settings = resolveSettings(options.settings);
   const tables = tablesFor(settings.tablePrefix);
   const registry = registryOf(options.jobs);
-  const db = asDb(options.db);
   const logger = options.logger ?? jsonLogger();
+  // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
+  logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
+  const db = asDb(options.db);
   const scheduling = createScheduling({ schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger });
   const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>

@@ -5,7 +5,7 @@ import type { TickReport } from "../src/index.js";
 
 const report = (): TickReport => ({
   claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0,
-  startedAt: new Date().toISOString(), durationMs: 0, requeuedIds: [], statements: 1,
+  startedAt: new Date().toISOString(), durationMs: 0, requeuedIds: [], statements: 1, slot: null, capped: false, spawned: 0,
 });
 
 /** A tick that runs until the test releases it (or its signal aborts it). */

@@ -239,6 +239,9 @@ describe("POST /api/jobs", () => {
     expect(got.body).toMatchObject({ job: "ns:echo/v1.x_y", payload, idempotencyKey: nasty, correlationId: nasty });
     const list = await call("GET", `/api/jobs?job=${encodeURIComponent("ns:echo/v1.x_y")}`);
     expect(list.body.items.map((j: { id: string }) => j.id)).toEqual([r.body.id]);
+    // The list row's preview is the payload's whole JSON text here: it parses back to the payload.
+    expect(list.body.items[0]).toMatchObject({ payloadTruncated: false });
+    expect(JSON.parse(list.body.items[0].payloadPreview)).toEqual(payload);
     const sneaky = await call("GET", `/api/jobs?job=${encodeURIComponent("x' OR '1'='1")}`);
     expect(sneaky.body.items).toEqual([]);
     const dedup = await call("POST", "/api/jobs", { json: { job: "ns:echo/v1.x_y", payload }, headers: { "idempotency-key": encodeURIComponent(nasty) } });
@@ -300,6 +303,30 @@ describe("jobs", () => {
 });
 
 describe("dead letters", () => {
+  it("pages through dead letters newest first by cursor, with no repeat or gap, while new ones arrive", async () => {
+    await reset();
+    const ids = await makeDead([1, 2, 3, 4, 5, 6, 7]);
+    // Distinct death times, newest last in `ids`: the order a page must follow.
+    await h.rows(`UPDATE jobs_dead_letters d SET dead_at = now() - (x.i || ' minutes')::interval
+                  FROM unnest($1::uuid[]) WITH ORDINALITY AS x(id, i) WHERE d.id = x.id`, [[...ids].reverse()]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    const sizes: number[] = [];
+    do {
+      const page: { status: number; body: any } = await call("GET", `/api/dead-letters?job=fails&limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.status).toBe(200);
+      sizes.push(page.body.items.length);
+      seen.push(...page.body.items.map((d: { id: string }) => d.id));
+      cursor = page.body.nextCursor;
+      // A dead letter that arrives while paging is newer than every cursor: it never shows up in later pages.
+      if (sizes.length === 1) await makeDead([99]);
+    } while (cursor);
+    expect(sizes).toEqual([3, 3, 1]);
+    expect(seen).toEqual([...ids].reverse());
+    expectError(await call("GET", "/api/dead-letters?cursor=not-a-cursor"), 422, "invalid_options");
+    expectError(await call("GET", "/api/dead-letters?limit=501"), 422, "invalid_options");
+  });
+
   it("lists, gets and shows a dead job through /api/jobs/:id", async () => {
     await reset();
     const ids = await makeDead([1, 2, 3]);

@@ -12,7 +12,7 @@ const h = await harness("kill");
 
 it("reclaims the jobs of a tick killed with SIGKILL after their leases expire", async () => {
   const ran: string[] = [];
-  const hang = defineJob({ name: "hang", schema: z.object({ label: z.string() }), handler: (p) => void ran.push(p.label) });
+  const hang = defineJob({ name: "hang", schema: z.object({ label: z.string() }), handler: (p, ctx) => void ran.push(`${p.label} attempt ${ctx.attempt}`) });
   const jobs = await h.isolated([hang]);
   const { id: normal } = await jobs.enqueue("hang", { label: "normal" }, { maxAttempts: 3 });
   const { id: poison } = await jobs.enqueue("hang", { label: "poison" }, { maxAttempts: 1 });
@@ -42,7 +42,7 @@ it("reclaims the jobs of a tick killed with SIGKILL after their leases expire", 
   const report = await jobs.tick({ budgetMs: 10_000 });
   expect(report).toMatchObject({ reclaimed: 2, claimed: 1, succeeded: 1, deadLettered: 1 });
   // The killed run counted as an attempt: the normal job ran again as attempt 2, the poison pill is dead.
-  expect(ran).toEqual(["normal"]);
+  expect(ran).toEqual(["normal attempt 2"]);
   expect(await h.rows(`SELECT id FROM ${jobs.tables.queue}`)).toEqual([]);
   const dead = await h.rows(`SELECT id, reason, attempts FROM ${jobs.tables.deadLetters}`);
   expect(dead).toEqual([{ id: poison, reason: "lease_expired", attempts: 1 }]);

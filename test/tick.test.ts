@@ -275,8 +275,10 @@ describe("tick", () => {
     expect(report).toMatchObject({ succeeded: 3, deadLettered: 3 });
     const [m] = await h.rows(`SELECT sum(succeeded)::int AS s, sum(failed)::int AS f, sum(dead_lettered)::int AS d FROM ${jobs.tables.metrics} WHERE job_name = 'mixed'`);
     expect(m).toEqual({ s: 3, f: 3, d: 3 });
-    const [state] = await h.rows<{ last_report: Record<string, unknown> }>(`SELECT last_report FROM ${jobs.tables.state}`);
-    expect(state!.last_report).toMatchObject({ claimed: 6, succeeded: 3, deadLettered: 3, startedAt: report.startedAt });
+    // The tick's slot row holds its report: counted once, in SQL, by each of its statements.
+    const [row] = await h.rows(`SELECT slot, claimed, succeeded, dead_lettered, finished_at IS NOT NULL AS finished FROM ${jobs.tables.ticks} WHERE slot = $1`, [report.slot]);
+    expect(row).toEqual({ slot: 1, claimed: 6, succeeded: 3, dead_lettered: 3, finished: true });
+    expect(report).toMatchObject({ claimed: 6, slot: 1, capped: false });
   });
 
   it("stops claiming when the caller's signal aborts, requeueing what runs", async () => {
@@ -306,19 +308,67 @@ describe("tick", () => {
     await jobs.enqueueMany([{ job: "quick", payload: {} }, { job: "quick", payload: {} }]);
     statements = 0;
     await expect(jobs.tick({ budgetMs: 20_000, concurrency: 3, batchSize: 1 })).rejects.toThrow("connection reset");
-    expect(statements).toBe(4);
     open();
-    // Statements: 1 claims "held", 2 claims the first "quick", 3 (claiming the second) fails.
-    // The final statement still writes the first quick job's completion and requeues "held".
+    // Statement 1 claims "held"; the next ones claim the quick jobs; the third fails. The final
+    // statement still writes what finished and requeues what runs: nothing is left running or lost.
     const left = await h.rows<{ id: string; job_name: string; status: string; attempt: number }>(
-      `SELECT id, job_name, status, attempt FROM ${jobs.tables.queue} ORDER BY job_name`);
-    expect(left).toEqual([
-      { id: heldId, job_name: "held", status: "queued", attempt: 1 },
-      { id: expect.any(String), job_name: "quick", status: "queued", attempt: 0 },
-    ]);
+      `SELECT id, job_name, status, attempt FROM ${jobs.tables.queue} ORDER BY job_name, attempt`);
+    expect(left.filter((r) => r.status === "running")).toEqual([]);
+    expect(left[0]).toEqual({ id: heldId, job_name: "held", status: "queued", attempt: 1 });
+    const [done] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics} WHERE job_name = 'quick'`);
+    expect(done!.n + left.filter((r) => r.job_name === "quick").length).toBe(2);
     // The held run finishes late: its write is refused by the fence.
     await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === heldId && e.late === true)).toBe(true);
     expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
+  });
+
+  it("skips a due row another transaction has locked instead of waiting for it (FOR UPDATE SKIP LOCKED)", async () => {
+    const work = defineJob({ name: "lockable", schema: z.object({ n: z.number() }), handler: () => {} });
+    const jobs = await h.isolated([work]);
+    const { id: locked } = await jobs.enqueue("lockable", { n: 0 }, { priority: 10 });
+    await jobs.enqueueMany([1, 2, 3].map((n) => ({ job: "lockable" as const, payload: { n } })));
+    const holder = await h.main.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT id FROM ${jobs.tables.queue} WHERE id = $1 FOR UPDATE`, [locked]);
+      // With a plain FOR UPDATE the claim would wait here until the holder lets go (after the tick).
+      const report = await jobs.tick({ budgetMs: 5_000 });
+      expect(report).toMatchObject({ claimed: 3, succeeded: 3 });
+      expect(await queueRow(jobs, locked)).toMatchObject({ status: "queued", attempt: 0 });
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("spreads retries with random jitter: half of the delay fixed, half random", async () => {
+    const flaky = defineJob({ name: "jittery", schema: z.object({ n: z.number() }), backoff: { baseMs: 60_000 }, handler: () => { throw new Error("again"); } });
+    // Real randomness here (the harness fixes it at 0.5 elsewhere).
+    const setup = await h.isolated([flaky]);
+    const jobs = createJobs({ db: h.main, jobs: [flaky], settings: { tablePrefix: setup.settings.tablePrefix, leaseMarginMs: 1_000 }, logger: jsonLogger("error", () => {}) });
+    await jobs.enqueueMany(Array.from({ length: 20 }, (_, n) => ({ job: "jittery" as const, payload: { n } })));
+    const before = Date.now();
+    expect(await jobs.tick({ budgetMs: 10_000, concurrency: 20 })).toMatchObject({ retried: 20 });
+    const rows = await h.rows<{ delay: number }>(`SELECT (extract(epoch FROM run_at) * 1000)::float8 - $1 AS delay FROM ${jobs.tables.queue}`, [before]);
+    const delays = rows.map((r) => r.delay);
+    // Equal jitter on a 60 s first delay: every retry between 30 s and 60 s, and not all the same.
+    for (const d of delays) {
+      expect(d).toBeGreaterThan(30_000 - 1_000);
+      expect(d).toBeLessThan(60_000 + 1_000);
+    }
+    expect(Math.max(...delays) - Math.min(...delays)).toBeGreaterThan(5_000);
+    expect(new Set(delays.map((d) => Math.round(d / 100))).size).toBeGreaterThan(10);
+  });
+
+  it("stops claiming at the claim cutoff: a run is never started only to be requeued", async () => {
+    const step = defineJob({ name: "step-600", schema: z.object({ n: z.number() }), handler: () => sleep(600) });
+    const jobs = await h.isolated([step]);
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "step-600" as const, payload: { n } })));
+    // One at a time, 600 ms each, claims at about 0, 600 and 1200 ms; at 1800 ms the cutoff (1500) has passed.
+    // Without the cutoff it would claim at 1800 and 2400 and requeue the last one at the 3000 ms deadline.
+    const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 1 });
+    expect(report).toMatchObject({ claimed: 3, succeeded: 3, requeued: 0 });
+    expect(report.durationMs).toBeLessThan(3_000);
   });
 
   it("writes structured JSON log lines", async () => {

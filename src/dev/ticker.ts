@@ -1,4 +1,4 @@
-import type { TickReport } from "../tick.js";
+import type { TickReport } from "../tick/types.js";
 
 export interface TickerOptions {
   /** Runs one tick; the signal aborts it (it then requeues what it holds and returns). */

@@ -6,7 +6,7 @@ import type { Jobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
 import { getStats } from "../store/stats.js";
 import { readHealth } from "../store/health.js";
-import type { TickOptions } from "../tick.js";
+import type { TickOptions } from "../tick/types.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AnyJobs, ApiConfig, ApiEnv } from "./context.js";

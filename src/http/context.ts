@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
 import type { Logger } from "../log.js";
-import type { TickOptions } from "../tick.js";
+import type { TickOptions } from "../tick/types.js";
 import type { Secrets } from "./auth.js";
 
 export type AnyJobs = Jobs<readonly AnyJob[]>;

@@ -14,3 +14,11 @@ export const databaseUrl = (env: Env): string => {
   if (!url) throw new JobsError("invalid_config", "DATABASE_URL is not set: set it to the PostgreSQL connection string (for Neon, the pooled one)", { setting: "DATABASE_URL" });
   return url;
 };
+
+/**
+ * For the pools the entrypoints open: an idle connection the server ends (a restart,
+ * pg_terminate_backend) emits `error` on the pool, which would end the process
+ * without a listener. It is logged; the pool opens a new connection when one is needed.
+ */
+export const logIdleConnectionError = (error: Error): void =>
+  console.warn(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: "idle database connection failed", error: error.message }));

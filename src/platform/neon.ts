@@ -2,7 +2,7 @@
 import { neon, neonConfig, Pool } from "@neondatabase/serverless";
 import type { Env } from "../config.js";
 import { fromNeonHttp, fromPg } from "../db.js";
-import { type Connection, databaseUrl } from "./connection.js";
+import { type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
 
 /**
  * Points the driver at a local, unencrypted endpoint instead of Neon's:
@@ -26,6 +26,7 @@ const configure = (env: Env): void => {
 export const neonPool = (env: Env, max = 5): Connection => {
   configure(env);
   const pool = new Pool({ connectionString: databaseUrl(env), max });
+  pool.on("error", logIdleConnectionError);
   return { db: fromPg(pool), close: () => pool.end() };
 };
 

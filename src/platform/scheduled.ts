@@ -1,6 +1,6 @@
 import type { Env, JobsSettings } from "../config.js";
 import type { Db } from "../db.js";
-import type { TickReport } from "../tick.js";
+import type { TickReport } from "../tick/types.js";
 import { WORKERS_SCHEDULED } from "./budget.js";
 import { neonPool } from "./neon.js";
 import { runPlatformTick, type Ticker } from "./tick.js";

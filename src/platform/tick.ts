@@ -1,6 +1,6 @@
 import type { Env, JobsSettings } from "../config.js";
 import type { Db } from "../db.js";
-import type { TickReport } from "../tick.js";
+import type { TickReport } from "../tick/types.js";
 import { kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
 

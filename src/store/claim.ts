@@ -1,4 +1,5 @@
-import type { FragmentBuilder } from "./fragments.js";
+import type { Fragment } from "./fragments.js";
+import type { Params, Tables } from "./tables.js";
 
 export interface ClaimInput {
   readonly limit: number;
@@ -20,12 +21,15 @@ export interface ClaimedRow {
   readonly created_at: string;
 }
 
-/** Due jobs in dispatch order, skipping rows another tick holds, marked running under a fresh lease. */
-export const claimFragment: FragmentBuilder<ClaimInput> = (t, p, input) => ({
+/**
+ * Due jobs in dispatch order, skipping rows another tick holds, marked running
+ * under a fresh lease. `gate` (the tick holds a slot) must hold for anything to be claimed.
+ */
+export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => ({
   ctes: [
     `picked AS (
       SELECT id FROM ${t.queue}
-      WHERE status = 'queued' AND run_at <= now()
+      WHERE status = 'queued' AND run_at <= now()${gate ? ` AND ${gate}` : ""}
       ORDER BY priority DESC, run_at, id
       LIMIT ${p.add(input.limit)} FOR UPDATE SKIP LOCKED)`,
     `claimed AS (

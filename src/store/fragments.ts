@@ -28,6 +28,5 @@ export const deadColumns = (q: string, error: string, reason: string, duration: 
    ${q}.idempotency_key, ${q}.correlation_id, ${q}.created_at,
    ${error} AS dead_error, ${reason} AS dead_reason, ${duration} AS duration_ms`;
 
-/** Errors are kept short: enough to diagnose, small enough to list. */
-export const MAX_ERROR_CHARS = 4_000;
-export const clip = (s: string) => (s.length > MAX_ERROR_CHARS ? `${s.slice(0, MAX_ERROR_CHARS - 1)}…` : s);
+/** Every text a settle writes is made storable here too, whoever built the settlement. */
+export { storableText as clip } from "../error-text.js";

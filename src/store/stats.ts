@@ -34,6 +34,8 @@ export interface Stats {
   readonly lastTickAt: string | null;
   readonly lastReport: Record<string, unknown> | null;
   readonly lastReportAt: string | null;
+  /** Ticks holding a slot now, across the deployment. */
+  readonly ticksRunning: number;
 }
 
 const waited = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::bigint`;
@@ -60,8 +62,16 @@ export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
                   'durationMsSum', duration_ms_sum, 'durationMsMax', duration_ms_max) ORDER BY minute, job_name)
          FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'), '[]'::jsonb),
        'lastTickAt', (SELECT ${isoSql("last_tick_at")} FROM ${t.state} WHERE id = 1),
-       'lastReport', (SELECT last_report FROM ${t.state} WHERE id = 1),
-       'lastReportAt', (SELECT ${isoSql("last_report_at")} FROM ${t.state} WHERE id = 1)) AS v`,
+       'lastReport', (SELECT jsonb_build_object(
+           'slot', k.slot, 'claimed', k.claimed, 'succeeded', k.succeeded, 'retried', k.retried,
+           'deadLettered', k.dead_lettered, 'requeued', k.requeued, 'leaseLost', k.lease_lost, 'reclaimed', k.reclaimed,
+           'startedAt', ${isoSql("k.started_at")}, 'finishedAt', ${isoSql("k.finished_at")},
+           'inProgress', k.finished_at IS NULL AND k.expires_at > now(),
+           'durationMs', ${waited("k.started_at")} - coalesce(${waited("k.finished_at")}, 0))
+         FROM ${t.ticks} k WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
+       'lastReportAt', (SELECT ${isoSql("coalesce(k.finished_at, k.started_at)")} FROM ${t.ticks} k
+                        WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
+       'ticksRunning', (SELECT count(*) FROM ${t.ticks} WHERE expires_at > now() AND NOT reserved)) AS v`,
   );
   return rows[0]!.v;
 };

@@ -7,6 +7,7 @@ export interface Tables {
   readonly state: string;
   readonly migrations: string;
   readonly schedules: string;
+  readonly ticks: string;
 }
 
 export const tablesFor = (prefix: string): Tables => ({
@@ -17,6 +18,7 @@ export const tablesFor = (prefix: string): Tables => ({
   state: `${prefix}state`,
   migrations: `${prefix}migrations`,
   schedules: `${prefix}schedules`,
+  ticks: `${prefix}ticks`,
 });
 
 /** Collects positional parameters while a statement is assembled. */

@@ -1,0 +1,42 @@
+import type { JobsSettings } from "../config.js";
+import { JobsError } from "../errors.js";
+import type { TickOptions } from "./types.js";
+
+// A timer cannot wait past 2^31 - 1 ms (it would fire at once), so neither can a tick.
+const MAX_TIMER_MS = 2_147_483_647;
+
+export interface TickLimits {
+  readonly budgetMs: number;
+  readonly concurrency: number;
+  readonly batchSize: number;
+  readonly claimCutoffMs: number;
+  readonly graceMs: number;
+}
+
+const bad = (field: string, want: string, got: unknown): never => {
+  throw new JobsError("invalid_options", `tick option ${field} must be ${want}, got ${JSON.stringify(got)}`, { field });
+};
+
+const positiveInt = (field: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  return Number.isInteger(value) && value >= 1 ? value : bad(field, "a positive integer", value);
+};
+
+const millis = (field: string, value: number | undefined, fallback: number, min = 0): number => {
+  if (value === undefined) return fallback;
+  return typeof value === "number" && Number.isFinite(value) && value >= min ? value : bad(field, `a number of milliseconds of at least ${min}`, value);
+};
+
+/**
+ * The options of one tick over the settings, checked (`invalid_options` naming
+ * the option), with the cutoff at most half the budget: the one place a tick's
+ * limits are decided.
+ */
+export const tickLimits = (settings: JobsSettings, options: TickOptions): TickLimits => {
+  const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
+  const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency);
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency);
+  const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
+  const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
+  return { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs };
+};

@@ -1,0 +1,303 @@
+import type { Db } from "../db.js";
+import { errorText } from "../error-text.js";
+import type { ClaimedRow } from "../store/claim.js";
+import { runStep, type StepInput, type StepResult } from "../store/step.js";
+import type { FanOut, Handoff, SlotStep, TickCounts, TickRow } from "../store/tick-slot.js";
+import { tickLimits } from "./limits.js";
+import { registerLiveTick } from "./live.js";
+import { logStep } from "./results-log.js";
+import { JobTimeout, Run } from "./run.js";
+import { type Settlement, settlementFor } from "./settlement.js";
+import { settle } from "./settler.js";
+import type { TickEnv, TickOptions, TickReport } from "./types.js";
+
+const RECLAIM_LIMIT = 1_000;
+/** Statements out at once: a settle-and-claim for the slots that freed while the previous one was out. */
+const MAX_IN_FLIGHT = 2;
+/** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
+const MIN_STATEMENT_MS = 1_000;
+/** How long a slot reserved for a tick that was asked to start waits for it. */
+const RESERVE_MS = 30_000;
+/** A tick asks for more ticks at most this often. */
+const FAN_OUT_EVERY_MS = 1_000;
+
+class TickDeadline extends Error {
+  override readonly name = "TickDeadline";
+}
+
+const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
+const countsOf = (r: TickCounts): TickCounts => ({
+  claimed: r.claimed, succeeded: r.succeeded, retried: r.retried, deadLettered: r.deadLettered,
+  requeued: r.requeued, leaseLost: r.leaseLost, reclaimed: r.reclaimed,
+});
+
+/**
+ * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
+ * slot and claims up to its free concurrency, starts runs (the executor), hands
+ * finished ones to the settler with the next claim, keeps up to two statements
+ * in flight, asks for more ticks when more is due, and at the deadline requeues
+ * what still runs and frees (or hands on) its slot. Every write after a claim
+ * is fenced on the claim's lease token; every statement is bounded by the time
+ * left plus the grace.
+ */
+export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<TickReport> => {
+  const { db, tables, registry, settings, logger } = env;
+  const random = env.random ?? Math.random;
+  const { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs } = tickLimits(settings, options);
+  const started = Date.now();
+  const deadline = started + budgetMs;
+  const cutoff = deadline - claimCutoffMs;
+  // A second statement goes out while one is in flight only for a worthwhile batch.
+  const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
+  const tickOwner = crypto.randomUUID();
+
+  const runs = new Map<string, Run>();
+  let pending: Settlement[] = [];
+  let overtime = 0;
+  let claiming = 0;
+  let inflight = 0;
+  let statements = 0;
+  let slot: { slot: number; owner: string } | undefined;
+  let heldSlot: number | null = null;
+  let tickRow: TickRow | null = null;
+  let carry: TickCounts = ZERO;
+  let capped = false;
+  let queueEmpty = false;
+  let lastClaimAt = 0;
+  let lastFanOutAt = Number.NEGATIVE_INFINITY;
+  let spawned = 0;
+  let stopped = false;
+  let finishing = false;
+  let failure: { error: unknown } | undefined;
+  let requeuedIds: string[] = [];
+  const lateClaims: Run[] = [];
+
+  let wake: (() => void) | undefined;
+  const signalWake = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const sleep = () => new Promise<void>((resolve) => (wake = resolve));
+  const stop = () => {
+    stopped = true;
+    signalWake();
+  };
+  const timer = setTimeout(stop, budgetMs);
+  options.signal?.addEventListener("abort", stop, { once: true });
+  if (options.signal?.aborted) stopped = true;
+  const free = () => concurrency - runs.size - overtime - claiming;
+  const unregister = registerLiveTick(tables.prefix, () => {
+    if (!slot || stopped || Date.now() >= cutoff) return false;
+    queueEmpty = false;
+    signalWake();
+    return free() > 0;
+  });
+
+  const leaseMs = () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs);
+  const bound = (final: boolean) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now());
+  const send = (input: StepInput) => {
+    statements++;
+    return runStep(db, tables, input, { timeoutMs: bound(input.slot?.mode === "release") });
+  };
+  // What extensions (schedules) send is bounded and counted like the tick's own statements.
+  const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
+
+  const spawn = (handoffs: readonly Handoff[]) => {
+    if (handoffs.length === 0 || !options.spawn) return;
+    spawned += handoffs.length;
+    try {
+      options.spawn(handoffs);
+    } catch (error) {
+      logger.log("warn", "starting more ticks failed; their reserved slots expire unused", { error: errorText(error) });
+    }
+  };
+
+  // Late writes wait for the final statement, so the fence (not a race) decides them.
+  let finalWritten!: () => void;
+  const afterFinal = new Promise<void>((resolve) => (finalWritten = resolve));
+  const settleLate = async (s: Settlement) => {
+    await afterFinal;
+    try {
+      const result = await settle((input) => runStep(db, tables, input, { timeoutMs: MIN_STATEMENT_MS + graceMs }), {}, [s], logger);
+      const ok = [...result.completed, ...result.retried, ...result.deadLettered].includes(s.item.id);
+      logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", {
+        jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: s.kind === "dead" ? "dead-letter" : s.kind, late: true,
+      });
+    } catch (error) {
+      logger.log("warn", "late settlement not written", { jobId: s.item.id, error: errorText(error) });
+    }
+  };
+
+  const start = (row: ClaimedRow, owner: string) => {
+    const run = new Run(row, owner);
+    if (finishing) return void lateClaims.push(run);
+    runs.set(row.id, run);
+    const job = registry.get(row.job_name);
+    void run.execute(job, logger).then((outcome) => {
+      let s: Settlement;
+      try {
+        s = settlementFor(run, job, outcome, random);
+      } catch (error) {
+        s = settlementFor(run, job, { kind: "failed", error }, random);
+      }
+      if (run.abandoned) return void settleLate(s);
+      runs.delete(row.id);
+      if (outcome.kind === "failed" && outcome.error instanceof JobTimeout && run.released) {
+        // A handler past its own timeout keeps its slot until it returns.
+        overtime++;
+        void run.released.then(() => {
+          overtime--;
+          signalWake();
+        });
+      }
+      pending.push(s);
+      signalWake();
+    });
+  };
+
+  /** Takes in what a statement did: logs per job, the slot, the runs it claimed, the ticks it asked for. */
+  const absorb = (input: StepInput, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult) => {
+    logStep(logger, settlements, requeue, result);
+    if (result.tick) {
+      tickRow = result.tick;
+      if (input.slot?.mode === "take") (slot = { slot: result.tick.slot, owner: tickOwner }), (heldSlot = result.tick.slot);
+    } else if (input.slot?.mode === "hold" && slot) {
+      logger.log("warn", "tick slot lost: its lease expired and another tick took it; this tick claims no more", { slot: slot.slot });
+      slot = undefined;
+    } else if (!slot) carry = Object.fromEntries(Object.entries(carry).map(([k, v]) => [k, v + result.counts[k as keyof TickCounts]])) as TickCounts;
+    if (input.slot?.mode === "take" && !result.slotFree) capped = true;
+    const want = input.claim?.limit ?? 0;
+    if (want > 0) {
+      queueEmpty = result.claimed.length < want && result.reclaimed.length === 0;
+      lastClaimAt = Date.now();
+    }
+    for (const row of result.claimed) start(row, input.claim!.owner);
+    spawn(result.spawn);
+  };
+
+  const step = async (input: StepInput, settlements: Settlement[], requeue: readonly Run[] = []): Promise<StepResult | undefined> => {
+    inflight++;
+    const want = input.claim?.limit ?? 0;
+    claiming += want;
+    try {
+      const result = await settle(send, input, settlements, logger);
+      claiming -= want;
+      absorb(input, settlements, requeue, result);
+      return result;
+    } catch (error) {
+      claiming -= want;
+      // The statement is atomic: none of it happened, so its settlements are still owed.
+      pending = [...settlements, ...pending];
+      failure ??= { error };
+      stopped = true;
+      logger.log("error", "tick statement failed", { error: errorText(error) });
+      return undefined;
+    } finally {
+      inflight--;
+      signalWake();
+    }
+  };
+
+  const claimInput = (limit: number, slotStep: SlotStep): StepInput => {
+    const fanOut: FanOut | undefined =
+      options.spawn && Date.now() - lastFanOutAt >= FAN_OUT_EVERY_MS
+        ? { maxTicks: settings.maxTicks, concurrency, want: limit, bound: Math.min(10_000, concurrency * settings.maxTicks + limit), maxSpawn: settings.maxTicks - 1, reserveMs: RESERVE_MS }
+        : undefined;
+    if (fanOut) lastFanOutAt = Date.now();
+    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs() }, slot: slotStep, fanOut };
+  };
+  const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff, carry });
+
+  /** Sends what is owed and what free slots allow, up to MAX_IN_FLIGHT statements. */
+  const pump = () => {
+    while (inflight < MAX_IN_FLIGHT && !stopped) {
+      const now = Date.now();
+      const room = free();
+      const recheck = queueEmpty && runs.size > 0 && now - lastClaimAt >= settings.claimIntervalMs;
+      const want = slot && now < cutoff && room > 0 && (!queueEmpty || recheck) ? Math.min(batchSize, room) : 0;
+      if (pending.length === 0 && want === 0) return;
+      if (inflight > 0 && pending.length + want < pipelineMin) return;
+      const settlements = pending;
+      pending = [];
+      const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs() } : undefined;
+      void step(want > 0 ? claimInput(want, hold!) : { slot: hold }, settlements);
+    }
+  };
+  const done = () =>
+    inflight === 0 && pending.length === 0 && runs.size === 0 && (overtime === 0 || queueEmpty || !slot || Date.now() >= cutoff);
+
+  try {
+    const first = await step({
+      ...claimInput(batchSize, take()),
+      markTick: true,
+      reclaim: { limit: RECLAIM_LIMIT },
+      probe: (env.extensions ?? []).flatMap((e) => e.probe(tables)),
+    }, []);
+    let enqueued = 0;
+    for (const extension of first ? (env.extensions ?? []) : []) {
+      try {
+        enqueued += await extension.afterProbe(first!.probe, { db: boundedDb, tables, logger });
+      } catch (error) {
+        // A broken extension (a schedule) must not stop the queue from draining.
+        logger.log("error", "tick extension failed", { error: errorText(error) });
+      }
+    }
+    if (enqueued > 0) {
+      queueEmpty = false;
+      if (!slot && !capped && !stopped) await step(claimInput(batchSize, take()), []);
+    }
+    while (!stopped && Date.now() < deadline) {
+      pump();
+      if (done()) break;
+      const recheckIn = slot && queueEmpty && runs.size > 0 && free() > 0 && inflight === 0 ? lastClaimAt + settings.claimIntervalMs - Date.now() : undefined;
+      const recheck = recheckIn === undefined ? undefined : setTimeout(signalWake, Math.max(0, recheckIn));
+      await sleep();
+      clearTimeout(recheck);
+      // Let runs that finished together settle in one statement.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", stop);
+    unregister();
+  }
+
+  // The end: statements still out are bounded; what they claim now is requeued, not started.
+  finishing = true;
+  stopped = true;
+  while (inflight > 0) await sleep();
+  const requeue = [...runs.values(), ...lateClaims];
+  for (const run of requeue) {
+    run.abandoned = true;
+    run.abort(new TickDeadline("the tick's deadline came before the run finished"));
+  }
+  if (requeue.length > 0) logger.log("error", "tick deadline: requeueing running jobs", { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+  const settlements = pending;
+  pending = [];
+  try {
+    if (slot || settlements.length > 0 || requeue.length > 0) {
+      const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
+      const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
+      const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed() }));
+      const result = await step({ requeue: items, slot: release }, settlements, requeue);
+      requeuedIds = result?.requeued ?? [];
+      if (result?.tick?.reserved && result.tick.owner) spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
+    }
+  } finally {
+    finalWritten();
+  }
+  const report: TickReport = {
+    ...countsOf(tickRow ?? carry),
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    requeuedIds,
+    statements,
+    slot: heldSlot,
+    capped,
+    spawned,
+  };
+  logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
+  if (failure) throw failure.error;
+  return report;
+};

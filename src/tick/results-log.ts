@@ -1,0 +1,31 @@
+import type { Logger } from "../log.js";
+import type { StepResult } from "../store/step.js";
+import type { Run } from "./run.js";
+import { operation, type Settlement } from "./settlement.js";
+
+const fields = (run: Run) => ({
+  jobId: run.row.id, jobName: run.row.job_name, attempt: run.row.attempt, correlationId: run.row.correlation_id,
+});
+
+/**
+ * One log line per job a step touched (what it became, or `lease lost` for a
+ * write the fence refused), from the step's per-id results.
+ */
+export const logStep = (logger: Logger, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult): void => {
+  const applied = new Set([...result.completed, ...result.retried, ...result.deadLettered, ...result.requeued, ...result.requeueExhausted]);
+  for (const s of settlements) {
+    const f = { ...fields(s.run), durationMs: s.item.durationMs };
+    if (!applied.has(s.item.id)) logger.log("warn", "lease lost", { ...f, operation: operation(s) });
+    else if (s.kind === "complete") logger.log("info", "job succeeded", { ...f, outcome: "succeeded" });
+    else if (s.kind === "retry") logger.log("warn", "job failed, will retry", { ...f, outcome: "retried", error: s.item.error, retryInMs: s.item.delayMs });
+    else logger.log("error", "job dead-lettered", { ...f, outcome: "dead_lettered", reason: s.item.reason, error: s.item.error });
+  }
+  const byId = new Map(requeue.map((r) => [r.row.id, r]));
+  for (const r of requeue) if (!applied.has(r.row.id)) logger.log("warn", "lease lost", { ...fields(r), operation: "requeue" });
+  for (const id of result.requeued) logger.log("error", "job requeued at the deadline", { ...fields(byId.get(id)!), outcome: "requeued" });
+  for (const id of result.requeueExhausted) {
+    logger.log("error", "job dead-lettered", { ...fields(byId.get(id)!), outcome: "dead_lettered", reason: "deadline" });
+  }
+  for (const id of result.reclaimed) logger.log("warn", "expired lease reclaimed", { jobId: id, outcome: "reclaimed" });
+  for (const id of result.reclaimExhausted) logger.log("error", "job dead-lettered", { jobId: id, outcome: "dead_lettered", reason: "lease_expired" });
+};

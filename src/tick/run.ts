@@ -1,0 +1,104 @@
+import { type AnyJob, type JobContext, jobLogger } from "../job.js";
+import type { Logger } from "../log.js";
+import type { ClaimedRow } from "../store/claim.js";
+import { parsePayload } from "../validate.js";
+
+/** What became of one run, before anything is decided about retries. */
+export type Outcome =
+  | { readonly kind: "succeeded"; readonly output: unknown }
+  /** The handler threw (or timed out: the error is a `JobTimeout`). */
+  | { readonly kind: "failed"; readonly error: unknown }
+  | { readonly kind: "no_handler" }
+  | { readonly kind: "invalid_payload"; readonly issues: unknown };
+
+export class JobTimeout extends Error {
+  override readonly name = "JobTimeout";
+}
+
+/**
+ * One claimed job being run: the executor. Its abort signal is its own (aborted
+ * at its timeout or the tick's deadline), not one shared by the tick, so the
+ * listeners a handler adds stay with that run; it is made only when the handler
+ * reads `ctx.signal`, so a run that never looks costs nothing.
+ */
+export class Run {
+  /** Set at the deadline: the run was requeued, and whatever it does later is fenced out. */
+  abandoned = false;
+  readonly startedAt = Date.now();
+  /**
+   * Resolves when the handler has returned. For a handler that ignores its
+   * timeout that is later than its outcome: it keeps its concurrency slot until then.
+   */
+  released: Promise<void> | undefined;
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  constructor(
+    readonly row: ClaimedRow,
+    readonly owner: string,
+  ) {}
+
+  abort(reason: unknown): void {
+    this.reason ??= reason;
+    this.controller?.abort(reason);
+  }
+
+  signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  elapsed(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  /** Runs the handler; never rejects. */
+  execute(job: AnyJob | undefined, logger: Logger): Promise<Outcome> {
+    if (!job) return Promise.resolve({ kind: "no_handler" });
+    const parsed = parsePayload(job, this.row.payload);
+    if (!parsed.ok) return Promise.resolve({ kind: "invalid_payload", issues: parsed.issues });
+    const { row } = this;
+    const ctx = new RunContext(this, jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }));
+    const handled = Promise.resolve().then(() => job.handler(parsed.data, ctx));
+    const outcome = handled.then(
+      (output): Outcome => ({ kind: "succeeded", output }),
+      (error: unknown): Outcome => ({ kind: "failed", error }),
+    );
+    if (job.timeoutMs === undefined) return outcome;
+    this.released = outcome.then(() => undefined);
+    const limit = job.timeoutMs;
+    return new Promise<Outcome>((resolve) => {
+      const timer = setTimeout(() => {
+        const error = new JobTimeout(`timed out after ${limit} ms`);
+        this.abort(error);
+        resolve({ kind: "failed", error });
+      }, limit);
+      void outcome.then((o) => {
+        clearTimeout(timer);
+        resolve(o);
+      });
+    });
+  }
+}
+
+/** What a handler gets; the signal is read through the run, lazily. */
+class RunContext implements JobContext {
+  readonly jobId: string;
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly correlationId: string | null;
+  constructor(
+    private readonly run: Run,
+    readonly log: JobContext["log"],
+  ) {
+    this.jobId = run.row.id;
+    this.attempt = run.row.attempt;
+    this.maxAttempts = run.row.max_attempts;
+    this.correlationId = run.row.correlation_id;
+  }
+  get signal(): AbortSignal {
+    return this.run.signal();
+  }
+}

@@ -1,0 +1,55 @@
+import { backoffMs } from "../backoff.js";
+import { errorText } from "../error-text.js";
+import { isPermanent } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import type { Completion } from "../store/complete.js";
+import type { DeadLetter, DeadReason } from "../store/dead-letter.js";
+import type { Retry } from "../store/retry.js";
+import type { Outcome, Run } from "./run.js";
+
+/** What a finished run asks of the database: one fenced transition. */
+export type Settlement =
+  | { readonly kind: "complete"; readonly run: Run; readonly item: Completion }
+  | { readonly kind: "retry"; readonly run: Run; readonly item: Retry }
+  | { readonly kind: "dead"; readonly run: Run; readonly item: DeadLetter };
+
+/** The operation a settlement is, as logs name it. */
+export const operation = (s: Settlement): string => (s.kind === "dead" ? "dead-letter" : s.kind);
+
+/**
+ * Decides what an outcome means for the job: done, another attempt after its
+ * backoff, or a dead letter and why. Pure: the caller supplies the randomness.
+ */
+export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcome, random: () => number): Settlement => {
+  const { row } = run;
+  const base = { id: row.id, owner: run.owner, durationMs: run.elapsed() };
+  const dead = (reason: DeadReason, error: string): Settlement => ({ kind: "dead", run, item: { ...base, reason, error } });
+  const failed = (error: string): Settlement =>
+    row.attempt >= row.max_attempts
+      ? dead(job ? "exhausted" : "no_handler", error)
+      : { kind: "retry", run, item: { ...base, delayMs: backoffMs(row.attempt, job?.backoff, random), error } };
+  switch (outcome.kind) {
+    case "succeeded":
+      return { kind: "complete", run, item: base };
+    case "no_handler":
+      return failed(`no handler for job ${JSON.stringify(row.job_name)} in this deployment`);
+    case "invalid_payload":
+      return dead("invalid_payload", `stored payload no longer matches the schema of ${row.job_name}: ${JSON.stringify(outcome.issues)}`);
+    case "failed":
+      return isPermanent(outcome.error) ? dead("permanent", errorText(outcome.error)) : failed(errorText(outcome.error));
+  }
+};
+
+/** A settlement whose texts are replaced by a plain note: the last resort when the database refused the original. */
+export const plainSettlement = (s: Settlement, why: string): Settlement => {
+  const error = `the error of this attempt could not be stored (${why})`;
+  if (s.kind === "retry") return { ...s, item: { ...s.item, error } };
+  if (s.kind === "dead") return { ...s, item: { ...s.item, error } };
+  return s;
+};
+
+export const splitSettlements = (settlements: readonly Settlement[]) => ({
+  complete: settlements.flatMap((s) => (s.kind === "complete" ? [s.item] : [])),
+  retry: settlements.flatMap((s) => (s.kind === "retry" ? [s.item] : [])),
+  deadLetter: settlements.flatMap((s) => (s.kind === "dead" ? [s.item] : [])),
+});

@@ -1,0 +1,83 @@
+import { errorText } from "../error-text.js";
+import type { Logger } from "../log.js";
+import type { StepInput, StepResult } from "../store/step.js";
+import type { SlotStep } from "../store/tick-slot.js";
+import { plainSettlement, type Settlement, splitSettlements } from "./settlement.js";
+
+/** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */
+const sqlState = (e: unknown): string | undefined => {
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+/** A deadlock or serialization failure: the same statement may succeed when sent again. */
+const transient = (e: unknown) => ["40001", "40P01"].includes(sqlState(e) ?? "");
+
+/**
+ * A value the server refused (data exception, integrity, a program limit): one
+ * settlement's content may be at fault, so the batch is retried one by one.
+ * A connection or timeout failure is not: the database is out of reach.
+ */
+const refusedValue = (e: unknown) => /^(22|23|54)/.test(sqlState(e) ?? "");
+
+export type Send = (input: StepInput) => Promise<StepResult>;
+
+const holdOf = (slot: SlotStep | undefined): SlotStep | undefined =>
+  slot && slot.mode !== "take" ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: 0 } : undefined;
+
+const merge = (a: StepResult, b: StepResult): StepResult => ({
+  claimed: [...a.claimed, ...b.claimed],
+  completed: [...a.completed, ...b.completed],
+  retried: [...a.retried, ...b.retried],
+  deadLettered: [...a.deadLettered, ...b.deadLettered],
+  requeued: [...a.requeued, ...b.requeued],
+  requeueExhausted: [...a.requeueExhausted, ...b.requeueExhausted],
+  reclaimed: [...a.reclaimed, ...b.reclaimed],
+  reclaimExhausted: [...a.reclaimExhausted, ...b.reclaimExhausted],
+  counts: Object.fromEntries(Object.entries(a.counts).map(([k, v]) => [k, v + b.counts[k as keyof typeof a.counts]])) as StepResult["counts"],
+  tick: b.tick ?? a.tick,
+  slotFree: a.slotFree || b.slotFree,
+  spawn: [...a.spawn, ...b.spawn],
+  probe: { ...a.probe, ...b.probe },
+});
+
+/**
+ * Sends one step: the settlements of `settlements` plus the rest of `input`.
+ * A deadlock is retried once. When the server refuses a value, the settlements
+ * are sent one by one, so one bad settlement cannot hold back the healthy ones:
+ * a settlement refused alone is sent again with plain texts, and dropped (its
+ * lease expires and it is reclaimed) if even that fails. Then the rest of the
+ * step is sent without them. Other failures are thrown.
+ */
+export const settle = async (send: Send, input: StepInput, settlements: readonly Settlement[], logger: Logger): Promise<StepResult> => {
+  const whole = { ...input, ...splitSettlements(settlements) };
+  try {
+    return await send(whole);
+  } catch (error) {
+    if (transient(error)) return send(whole);
+    if (!refusedValue(error) || settlements.length === 0) throw error;
+    logger.log("error", "settle statement refused a value; settling one by one", { error: errorText(error), count: settlements.length });
+  }
+  let result: StepResult | undefined;
+  const hold = holdOf(input.slot);
+  for (const s of settlements) {
+    let one: StepResult;
+    try {
+      one = await send({ ...splitSettlements([s]), slot: hold });
+    } catch (error) {
+      if (!refusedValue(error)) throw error;
+      try {
+        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold });
+      } catch (again) {
+        if (!refusedValue(again)) throw again;
+        logger.log("error", "settlement could not be written; the lease will expire and the job be reclaimed", {
+          jobId: s.item.id, jobName: s.run.row.job_name, error: errorText(again),
+        });
+        continue;
+      }
+    }
+    result = result ? merge(result, one) : one;
+  }
+  const rest = await send(input);
+  return result ? merge(result, rest) : rest;
+};

@@ -1,0 +1,71 @@
+import type { JobsSettings } from "../config.js";
+import type { Db } from "../db.js";
+import type { AnyJob } from "../job.js";
+import type { Logger } from "../log.js";
+import type { Tables } from "../store/tables.js";
+import type { Handoff, TickCounts } from "../store/tick-slot.js";
+
+export type { Handoff, TickCounts } from "../store/tick-slot.js";
+
+export interface TickOptions {
+  /** How long this tick may run handlers. Default: the `tickBudgetMs` setting. */
+  readonly budgetMs?: number;
+  /** Handlers at once. Default: the `concurrency` setting. */
+  readonly concurrency?: number;
+  /** Rows per claim statement (never more than the free slots). Default: the `batchSize` setting. */
+  readonly batchSize?: number;
+  /** Stop claiming this long before the deadline. Default: the `claimCutoffMs` setting, at most half the budget. */
+  readonly claimCutoffMs?: number;
+  /**
+   * How long past the deadline the tick may take to settle and requeue what it
+   * holds: every statement is bounded by the time left plus this. Default: the
+   * `graceMs` setting. Platforms pass part of their safety margin.
+   */
+  readonly graceMs?: number;
+  /** Ends the tick early, as if its deadline had come (a platform shutdown, Ctrl-C). */
+  readonly signal?: AbortSignal;
+  /** A slot reserved for this tick by the tick that asked for it (fan-out, continuation). */
+  readonly handoff?: Handoff;
+  /**
+   * Starts more ticks, each a separate invocation, for slots reserved for them
+   * (fan-out when more is due than this tick can take; continuation when it
+   * reaches its cutoff with work left). Without it a tick never fans out.
+   */
+  readonly spawn?: (handoffs: readonly Handoff[]) => void;
+}
+
+export interface TickReport extends TickCounts {
+  readonly startedAt: string;
+  readonly durationMs: number;
+  /** Ids of the runs the deadline cut short and returned to the queue (not those that became dead letters). */
+  readonly requeuedIds: readonly string[];
+  /** Statements this tick sent. */
+  readonly statements: number;
+  /** The tick slot it held; null when it found no work, or no free slot (`capped`). */
+  readonly slot: number | null;
+  /** True when every slot was taken: the tick claimed nothing and returned at once. */
+  readonly capped: boolean;
+  /** Extra ticks it asked for (fan-out and continuation). */
+  readonly spawned: number;
+}
+
+/**
+ * A feature that rides on the tick (cron schedules do): it adds columns to the
+ * tick's first statement, so an idle tick stays one statement, and acts only
+ * when those values say there is work.
+ */
+export interface TickExtension {
+  probe(t: Tables): string[];
+  /** Returns how many jobs it enqueued, so the tick knows to claim again. */
+  afterProbe(values: Record<string, unknown>, tick: { db: Db; tables: Tables; logger: Logger }): Promise<number>;
+}
+
+export interface TickEnv {
+  readonly extensions?: readonly TickExtension[];
+  readonly db: Db;
+  readonly tables: Tables;
+  readonly registry: ReadonlyMap<string, AnyJob>;
+  readonly settings: JobsSettings;
+  readonly logger: Logger;
+  readonly random?: () => number;
+}

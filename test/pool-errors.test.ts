@@ -1,0 +1,48 @@
+// An idle connection killed by the server (pg_terminate_backend, a restart) must not end the
+// process: the library listens for the pool's `error` events on the pools it is given or opens.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, expect, it } from "vitest";
+import { harness } from "./support/harness.js";
+import { startWsProxy } from "./support/ws-proxy.js";
+
+const h = await harness("poolerr");
+const fixture = fileURLToPath(new URL("./fixtures/pool-error.fixture.ts", import.meta.url));
+const proxy = await startWsProxy();
+afterAll(() => proxy.close());
+
+const survives = async (mode: "pg" | "neon") => {
+  const setup = await h.isolated([]);
+  const url = h.url;
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, mode, url, setup.settings.tablePrefix, `127.0.0.1:${proxy.port}`], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  await expect.poll(() => out.includes("idle") || child.exitCode !== null, { timeout: 20_000 }).toBe(true);
+  // Every other connection to this file's database: the child's idle ones among them (the harness's pools listen).
+  const killed = await h.rows<{ n: number }>(
+    `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+  child.stdin.write("go\n");
+  const code = await exited;
+  return { code, out, err, killed: killed[0]!.n };
+};
+
+it("node-postgres Pool without a listener: the process lives on", async () => {
+  const r = await survives("pg");
+  expect(r.killed).toBeGreaterThan(0);
+  expect(r.err).not.toContain("Unhandled 'error' event");
+  expect(r.out).toContain("alive");
+  expect(r.code).toBe(0);
+}, 30_000);
+
+it("the platform's Neon Pool (the worker's tick): the process lives on", async () => {
+  const r = await survives("neon");
+  expect(r.killed).toBeGreaterThan(0);
+  expect(r.err).not.toContain("Unhandled 'error' event");
+  expect(r.out).toContain("alive");
+  expect(r.code).toBe(0);
+}, 30_000);

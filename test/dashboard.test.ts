@@ -103,6 +103,28 @@ describe("dashboard login and session", () => {
     expect(foreign.headers.get("set-cookie")).toBeNull();
   });
 
+  it("slows down repeated wrong passwords from one address: after 5, tries wait and are answered 429 with Retry-After", async () => {
+    // The real mount, reading the address from a header a proxy in front would set.
+    const throttled = createApp({ jobs, env: { ...env, DASHBOARD_CLIENT_IP_HEADER: "x-real-ip" } });
+    const attempt = (ip: string, password: string) =>
+      throttled.request(`${ORIGIN}/dashboard/login`, {
+        method: "POST",
+        headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", "x-real-ip": ip },
+        body: form({ password }),
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await attempt("198.51.100.200", "not the password at all")).status);
+    expect(statuses).toEqual([...Array<number>(6).fill(401), ...Array<number>(24).fill(429)]);
+    const waiting = await attempt("198.51.100.200", PASSWORD);
+    expect(waiting.status).toBe(429);
+    expect(waiting.headers.get("retry-after")).toBe("1");
+    expect(waiting.headers.get("content-type")).toContain("text/html");
+    expect(waiting.headers.get("set-cookie")).toBeNull();
+    expect(await waiting.text()).toContain("Too many failed logins: this try was not checked.");
+    // Another address is not held up by those failures.
+    expect((await attempt("198.51.100.201", PASSWORD)).status).toBe(303);
+  });
+
   it("sends the login only back inside the dashboard", async () => {
     for (const next of ["//evil.test/x", "https://evil.test/", "/elsewhere", "/dashboard\\..\\x"]) {
       const res = await post("/dashboard/login", { password: PASSWORD, next });

@@ -3,7 +3,8 @@ import type { Env } from "../config.js";
 import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
 import { type DashboardAuthOptions, resolveAuth } from "./config.js";
 import { Page } from "./layout.js";
-import { LoginPage, RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import { loginRoutes } from "./login.js";
+import { RefusedPage, UnconfiguredPage } from "./pages/public.js";
 import type { AnyJobs } from "./context.js";
 import { deadLetterRoutes } from "./pages/dead-letters.js";
 import { jobsRoutes } from "./pages/jobs.js";
@@ -19,6 +20,8 @@ export interface DashboardOptions extends DashboardAuthOptions {
   readonly env?: Env;
   /** The path the dashboard is mounted at, for its links and its cookie. Default `/dashboard`. */
   readonly basePath?: string;
+  /** The clock the login throttle uses instead of the database's now(); for tests of its waits. */
+  readonly now?: () => Date;
 }
 
 export type Form = Record<string, string | File | Array<string | File>>;
@@ -33,7 +36,8 @@ const processEnv = (): Env => (typeof process !== "undefined" && process.env ? p
  */
 export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
   const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
-  const auth = resolveAuth(options.env ?? processEnv(), options);
+  const env = options.env ?? processEnv();
+  const auth = resolveAuth(env, options);
   const app = new Hono<DashboardEnv>();
   app.use("*", securityHeaders);
   app.get("/style.css", (c) =>
@@ -49,26 +53,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   const cookiePath = base || "/";
   const refuse = (c: Context, status: 401 | 403, title: string, message: string) =>
     c.html(<RefusedPage base={base} title={title} message={message} />, status);
-  /** Only a path inside the dashboard may be a post-login destination. */
-  const safeNext = (next: unknown) =>
-    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") ? next : `${base}/`;
-
-  app.get("/login", async (c) => {
-    if (await s.read(c)) return c.redirect(`${base}/`, 303);
-    return c.html(<LoginPage base={base} next={safeNext(c.req.query("next"))} failed={c.req.query("failed") === "1"} />);
-  });
-
-  app.post("/login", async (c) => {
-    // A foreign page must not be able to log a browser in either.
-    if (!originAllowed(c, auth.origins)) return refuse(c, 403, "Refused", "This login did not come from the dashboard's own page.");
-    const form = await c.req.parseBody();
-    const next = safeNext(form.next);
-    if (typeof form.password !== "string" || !(await s.checkPassword(form.password))) {
-      return c.html(<LoginPage base={base} next={next} failed />, 401);
-    }
-    await s.start(c, cookiePath);
-    return c.redirect(next, 303);
-  });
+  const jobsFor = async (c: Context): Promise<AnyJobs> => (typeof options.jobs === "function" ? await options.jobs(c) : options.jobs);
+  loginRoutes(app, { base, cookiePath, auth, sessions: s, env, jobs: jobsFor, now: options.now });
 
   // Everything below needs a session; state-changing requests also need this site's Origin and the session's token.
   app.use("*", async (c, next) => {
@@ -91,7 +77,7 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     }
     c.set("session", session);
     // Resolved only behind the login, so refused requests never open a pool.
-    c.set("jobs", typeof options.jobs === "function" ? await options.jobs(c) : options.jobs);
+    c.set("jobs", await jobsFor(c));
     await next();
   });
 

@@ -1,5 +1,6 @@
 import type { Env } from "../config.js";
 import { parseDuration } from "../duration.js";
+import type { AddressSource } from "./client-address.js";
 
 export const MIN_PASSWORD = 12;
 export const MIN_SECRET = 32;
@@ -14,11 +15,26 @@ export interface DashboardAuthOptions {
   readonly sessionTtlMs?: number;
   /** Origins allowed to post besides the request's own (a proxy that rewrites Host). Default: env DASHBOARD_ORIGINS, comma-separated. */
   readonly allowedOrigins?: readonly string[];
+  /**
+   * The header that carries the client's address, for the login throttle, when a proxy of your own
+   * sets it (for `x-forwarded-for`, its last entry). Default: env DASHBOARD_CLIENT_IP_HEADER, else
+   * what the platform sets (`cf-connecting-ip` on Cloudflare, `x-real-ip` on Vercel, the socket on Node).
+   */
+  readonly clientIpHeader?: string;
 }
 
 export type DashboardAuth =
   | { readonly configured: false; readonly problem: string }
-  | { readonly configured: true; readonly password: string; readonly secret: string; readonly ttlMs: number; readonly origins: readonly string[] };
+  | {
+      readonly configured: true;
+      readonly password: string;
+      readonly secret: string;
+      readonly ttlMs: number;
+      readonly origins: readonly string[];
+      readonly address: AddressSource;
+    };
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 /** Reads the dashboard's login settings; anything missing or weak leaves the dashboard closed, saying why. */
 export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): DashboardAuth => {
@@ -39,5 +55,10 @@ export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): Dashb
     return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration of at least 1m, such as 8h." };
   }
   const origins = options.allowedOrigins ?? (env.DASHBOARD_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  return { configured: true, password, secret, ttlMs, origins };
+  const header = (options.clientIpHeader ?? env.DASHBOARD_CLIENT_IP_HEADER ?? "").trim().toLowerCase();
+  if (header !== "" && !HEADER_NAME.test(header)) {
+    return { configured: false, problem: "DASHBOARD_CLIENT_IP_HEADER must be the name of one header, such as x-real-ip." };
+  }
+  const address: AddressSource = header === "" ? { kind: "auto" } : { kind: "header", name: header };
+  return { configured: true, password, secret, ttlMs, origins, address };
 };

@@ -1,5 +1,5 @@
 import { JobsError } from "../errors.js";
-import { CronRule } from "./cron.js";
+import { CronRule, type DayMatch } from "./cron.js";
 import { describeRule } from "./describe.js";
 import { canonicalZone, isKnownZone } from "./zone.js";
 
@@ -24,6 +24,12 @@ export interface ScheduleDefinition {
   /** Checked against the job's schema when `createJobs` is called. */
   readonly payload: unknown;
   readonly missed?: MissedPolicy;
+  /**
+   * When both day fields are restricted (neither is `*`): `"or"` (default) runs on days that
+   * match either field, `"and"` only on days that match both. `0 0 *∕2 * 1` runs on odd days
+   * and on Mondays under "or", on odd-dated Mondays under "and" (what Vixie cron does with it).
+   */
+  readonly dayMatch?: DayMatch;
 }
 
 /** A definition after validation: defaults filled in, the rule parsed. */
@@ -34,6 +40,8 @@ export interface Schedule {
   readonly job: string;
   readonly payload: unknown;
   readonly missed: MissedPolicy;
+  /** As given: undefined means the default, "or". */
+  readonly dayMatch?: DayMatch;
   readonly rule: CronRule;
   readonly description: string;
 }
@@ -55,6 +63,11 @@ const checkMissed = (name: string, missed: unknown): MissedPolicy => {
   return invalid(name, `missed must be "skip", "latest" or { catchUp: n } with n from 1 to ${MAX_CATCH_UP}`, { field: "missed" });
 };
 
+const checkDayMatch = (name: string, dayMatch: unknown): DayMatch | undefined => {
+  if (dayMatch === undefined || dayMatch === "or" || dayMatch === "and") return dayMatch;
+  return invalid(name, `dayMatch must be "or" or "and"`, { field: "dayMatch" });
+};
+
 /**
  * Declares a recurring job. The expression and the zone are checked here, so a
  * typo fails at deploy time, not at 3 a.m.; the payload is checked against the
@@ -74,14 +87,17 @@ export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
   const timezone = canonicalZone(zoneInput);
   if (typeof definition.cron !== "string" || definition.cron.trim() === "") invalid(name, "cron must be a cron expression", { field: "cron" });
   const cron = definition.cron.trim();
+  const dayMatch = checkDayMatch(name, definition.dayMatch);
   let rule: CronRule;
   try {
-    rule = new CronRule(cron, timezone, name);
+    rule = new CronRule(cron, timezone, name, dayMatch);
     // An expression that can never match (30 February) fails here rather than at tick time.
     rule.nextAfter(Date.now());
   } catch (e) {
     return invalid(name, `invalid cron expression ${JSON.stringify(cron)}: ${(e as Error).message}`, { field: "cron" });
   }
   const missed = checkMissed(name, definition.missed);
-  return { name, cron, timezone, job: definition.job, payload: definition.payload, missed, rule, description: describeRule(rule) };
+  // The words describe "or" days; under "and" the expression is shown with what it means.
+  const description = dayMatch === "and" && rule.bothDaysRestricted ? `cron "${cron}" on days matching both day fields (${timezone})` : describeRule(rule);
+  return { name, cron, timezone, job: definition.job, payload: definition.payload, missed, dayMatch, rule, description };
 };

@@ -18,9 +18,18 @@ const sha256 = async (text: string): Promise<string> => {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 };
 
-/** What a row in the table is compared on: everything that changes which jobs are enqueued. */
-export const definitionHash = (s: Pick<Schedule, "name" | "cron" | "timezone" | "job" | "payload" | "missed">): Promise<string> =>
-  sha256(canonicalJson({ name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: s.payload, missed: s.missed }));
+/**
+ * What a row in the table is compared on: everything that changes which jobs are enqueued.
+ * `dayMatch` counts only when "and" (undefined keys drop out), so definitions that do not use
+ * it hash as they did before it existed and are not rewritten by the deploy that adds it.
+ */
+export const definitionHash = (s: Pick<Schedule, "name" | "cron" | "timezone" | "job" | "payload" | "missed" | "dayMatch">): Promise<string> =>
+  sha256(
+    canonicalJson({
+      name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: s.payload, missed: s.missed,
+      dayMatch: s.dayMatch === "and" ? "and" : undefined,
+    }),
+  );
 
 /** The hash of a whole set of definitions (order-independent). */
 export const setHash = (hashes: readonly string[]): Promise<string> => sha256([...hashes].sort().join("\n"));

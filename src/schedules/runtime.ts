@@ -10,7 +10,7 @@ import { PROBE_COLUMNS, scheduleProbeColumns, type DueScheduleRow } from "../sto
 import { enqueueRunNow } from "../store/schedule-run-now.js";
 import { readScheduleHeads, writeScheduleSync, type ScheduleRowInput, type SyncWrite } from "../store/schedule-sync.js";
 import type { Tables } from "../store/tables.js";
-import type { TickExtension } from "../tick.js";
+import type { TickExtension } from "../tick/types.js";
 import { checkPayload } from "../validate.js";
 import { defineSchedule, type Schedule, type ScheduleDefinition } from "./define.js";
 import { definitionHash, setHash } from "./hash.js";
@@ -84,6 +84,24 @@ const prepare = (
   });
 };
 
+/** Schedules already warned about in this process, so per-request instances (edge runtimes) warn once. */
+const warnedDayMatch = new Set<string>();
+
+/** One warning per schedule that a crontab ported from Vixie cron would read differently, unless dayMatch was chosen. */
+const warnDayMatch = (prepared: readonly Prepared[], logger: Logger) => {
+  for (const { schedule: s } of prepared) {
+    if (!s.rule.vixieWouldNeedBoth || s.dayMatch !== undefined) continue;
+    const key = `${s.name}\u0000${s.cron}`;
+    if (warnedDayMatch.has(key)) continue;
+    if (warnedDayMatch.size < 1_000) warnedDayMatch.add(key);
+    logger.log("warn", "schedule runs on days matching either day field", {
+      schedule: s.name,
+      cron: s.cron,
+      hint: 'both day fields are restricted, so pgtick (like cron-parser and POSIX) runs on days matching either; Vixie cron, where a field starting with "*" makes both required, would run only on days matching both. Set dayMatch: "or" to keep this, or "and" for the Vixie meaning.',
+    });
+  }
+};
+
 export interface Scheduling {
   readonly api: SchedulesApi;
   /** Present only when schedules were passed to createJobs. */
@@ -100,6 +118,7 @@ export const createScheduling = (env: {
   readonly logger: Logger;
 }): Scheduling => {
   const prepared = prepare(env.schedules ?? [], env.registry, env.settings);
+  warnDayMatch(prepared, env.logger);
   const byName = new Map(prepared.map((p) => [p.schedule.name, p]));
   const clock = env.options?.now;
   const graceMs = env.options?.graceMs ?? DEFAULT_GRACE_MS;

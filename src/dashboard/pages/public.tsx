@@ -2,13 +2,14 @@ import type { FC } from "hono/jsx";
 import { MIN_PASSWORD, MIN_SECRET } from "../config.js";
 import { Document } from "../layout.js";
 
-export const LoginPage: FC<{ base: string; next: string; failed: boolean }> = ({ base, next, failed }) => (
+/** The login form; `error` is a fixed text from the login route (never echoed input). */
+export const LoginPage: FC<{ base: string; next: string; error?: string }> = ({ base, next, error }) => (
   <Document title="Log in" base={base}>
     <main id="main" class="login">
       <h1>pgtick dashboard</h1>
-      {failed ? (
+      {error ? (
         <p class="alert" role="alert" id="login-error">
-          That password is not right.
+          {error}
         </p>
       ) : null}
       <form method="post" action={`${base}/login`}>
@@ -21,7 +22,7 @@ export const LoginPage: FC<{ base: string; next: string; failed: boolean }> = ({
           autocomplete="current-password"
           required
           autofocus
-          aria-describedby={failed ? "login-error" : undefined}
+          aria-describedby={error ? "login-error" : undefined}
         />
         <button class="primary" type="submit">
           Log in
@@ -56,6 +57,13 @@ export const UnconfiguredPage: FC<{ base: string; problem: string }> = ({ base, 
           <code>DASHBOARD_SESSION_TTL</code>
         </dt>
         <dd>Optional. How long a login lasts, such as 8h. Default 12h.</dd>
+        <dt>
+          <code>DASHBOARD_CLIENT_IP_HEADER</code>
+        </dt>
+        <dd>
+          Optional. The header your own proxy sets to the client's address, which the login throttle counts failures by.
+          Leave it unset on Vercel, Cloudflare and plain Node, which it reads on its own.
+        </dd>
       </dl>
     </main>
   </Document>

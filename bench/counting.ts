@@ -6,23 +6,29 @@ import type { BenchServer } from "./server.js";
 type QueryFn = (...args: unknown[]) => unknown;
 
 let driverStatements = 0;
-let installed = false;
+const counted = new WeakSet<object>();
 
 /**
- * Counts every statement sent through node-postgres in this process. pg-boss,
- * graphile-worker and our `fromPg` all use the same `pg` package, and a Pool's
+ * Counts every statement sent through this copy of node-postgres. A Pool's
  * `query` goes through `Client.prototype.query`, so each statement counts once.
  */
-export const installDriverCounter = (): void => {
-  if (installed) return;
-  installed = true;
-  const proto = pg.Client.prototype as unknown as { query: QueryFn };
+export const countStatementsOf = (module: { readonly Client: { readonly prototype: object } }): void => {
+  const proto = module.Client.prototype as { query: QueryFn };
+  if (counted.has(proto)) return;
+  counted.add(proto);
   const original = proto.query;
   proto.query = function (this: unknown, ...args: unknown[]) {
     driverStatements++;
     return original.apply(this, args);
   };
 };
+
+/**
+ * Counts every statement sent through node-postgres in this process: the main
+ * install's `pg` (ours, bare SQL) here, the peers' own copy when they are loaded
+ * (bench/peers.ts).
+ */
+export const installDriverCounter = (): void => countStatementsOf(pg);
 
 export const driverCount = (): number => driverStatements;
 

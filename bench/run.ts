@@ -9,6 +9,7 @@ import { measureHttpEnqueue } from "./measure/http.js";
 import { measureIdleTick } from "./measure/idle.js";
 import { measureLatency } from "./measure/latency.js";
 import { parseOptions, type SystemKey } from "./options.js";
+import { loadPeers, type Peers } from "./peers.js";
 import { bulkRates, drainRows, goals, ratios, render, type Results } from "./report.js";
 import { startServer } from "./server.js";
 import { bareSql } from "./systems/bare-sql.js";
@@ -17,12 +18,13 @@ import { ours } from "./systems/ours.js";
 import { pgBoss } from "./systems/pg-boss.js";
 import type { DrainSystem } from "./systems/system.js";
 
-const FACTORIES: Record<SystemKey, (url: string, database: string) => Promise<DrainSystem>> = {
+/** `peers()` installs and loads pg-boss and graphile-worker, for the systems that need them. */
+const FACTORIES: Record<SystemKey, (url: string, database: string, peers: () => Promise<Peers>) => Promise<DrainSystem>> = {
   ours,
   "bare-sql": bareSql,
-  "pg-boss": pgBoss,
-  "graphile-worker": (url, database) => graphileWorker(url, database, "recommended"),
-  "graphile-worker-500": (url, database) => graphileWorker(url, database, "prefetch-500"),
+  "pg-boss": async (url, database, peers) => pgBoss(await peers(), url, database),
+  "graphile-worker": async (url, database, peers) => graphileWorker(await peers(), url, database, "recommended"),
+  "graphile-worker-500": async (url, database, peers) => graphileWorker(await peers(), url, database, "prefetch-500"),
 };
 
 const stderr = (line: string) => void process.stderr.write(`${line}\n`);
@@ -41,7 +43,7 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
     const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     for (const name of options.systems) {
       const database = `bench_${tag}_${name.replace(/-/g, "_")}`;
-      systems.push(await FACTORIES[name](await server.createDatabase(database), database));
+      systems.push(await FACTORIES[name](await server.createDatabase(database), database, () => loadPeers(log)));
     }
     const samples = await measureDrains(server, systems, options, log);
     const drain = drainRows(samples, options.n);

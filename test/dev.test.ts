@@ -10,6 +10,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/main.js";
 import { freePort, startDevPostgres } from "../src/dev/postgres.js";
+import { isolatedEnv } from "./support/isolated-env.js";
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "pgtick-dev-"));
@@ -27,8 +28,9 @@ const running: Dev[] = [];
 const startDev = async (): Promise<Dev> => {
   const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], {
     cwd: root,
-    // DATABASE_URL empty: the dev server's own embedded PostgreSQL, whatever the test run uses.
-    env: { ...process.env, DEV_DIR: dir, PORT: String(port), TICK_INTERVAL: "500ms", DATABASE_URL: "", NO_COLOR: "1" },
+    // No DATABASE_URL: the dev server's own embedded PostgreSQL, whatever the test run uses; and
+    // nothing else of pgtick's from the shell (a JOBS_MODULE, DEV_SEED or DEV_PG_PORT would change what runs).
+    env: isolatedEnv({ DEV_DIR: dir, PORT: String(port), TICK_INTERVAL: "500ms", NO_COLOR: "1" }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -184,7 +186,7 @@ describe("npm run dev", () => {
   it("says in one line why it cannot start", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], {
       cwd: root,
-      env: { ...process.env, DEV_DIR: dir, TICK_INTERVAL: "often", DATABASE_URL: "" },
+      env: isolatedEnv({ DEV_DIR: dir, TICK_INTERVAL: "often" }),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";

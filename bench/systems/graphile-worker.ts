@@ -1,10 +1,9 @@
 // graphile-worker 0.18 in its documented high-throughput configuration: the
 // batching local queue (jobs fetched and locked in bulk, served to workers
 // locally) and batched completions.
-import { Logger, makeWorkerUtils, run, runMigrations, type WorkerUtils } from "graphile-worker";
+import type { Peers } from "../peers.js";
+import type { WorkerUtils } from "../peers/index.js";
 import { chunks, type DrainSystem, payloadOf } from "./system.js";
-
-const silent = new Logger(() => () => {});
 
 /**
  * Jobs fetched (and locked) per local-queue fetch. "recommended": concurrency + 1,
@@ -17,7 +16,9 @@ export type LocalQueueMode = "recommended" | "prefetch-500";
 const localQueueSize = (mode: LocalQueueMode, concurrency: number) =>
   mode === "recommended" ? concurrency + 1 : Math.max(500, concurrency + 1);
 
-export const graphileWorker = async (url: string, database: string, mode: LocalQueueMode = "recommended"): Promise<DrainSystem> => {
+export const graphileWorker = async (peers: Peers, url: string, database: string, mode: LocalQueueMode = "recommended"): Promise<DrainSystem> => {
+  const { Logger, makeWorkerUtils, run, runMigrations } = peers;
+  const silent = new Logger(() => () => {});
   await runMigrations({ connectionString: url, logger: silent });
   const utils: WorkerUtils = await makeWorkerUtils({ connectionString: url, logger: silent });
   const count = async () =>

@@ -1,13 +1,13 @@
 // pg-boss 12 with batch fetching: one worker fetching `concurrency` jobs per
 // fetch, fetching again at once while fetches come back full, the batch's
 // completion written in one statement.
-import { PgBoss } from "pg-boss";
+import type { Peers } from "../peers.js";
 import { chunks, type DrainSystem, payloadOf } from "./system.js";
 
 const QUEUE = "noop";
 const SCHEMA = "pgboss";
 
-export const pgBoss = async (url: string, database: string): Promise<DrainSystem> => {
+export const pgBoss = async ({ PgBoss }: Peers, url: string, database: string): Promise<DrainSystem> => {
   const boss = new PgBoss({
     connectionString: url,
     schema: SCHEMA,

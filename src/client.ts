@@ -5,7 +5,7 @@ import type { ApiErrorCode } from "./http/errors.js";
 import type { AnyJob, JobInput } from "./job.js";
 import type { TypedEnqueueItem } from "./jobs.js";
 import type { ScheduleInfo } from "./schedules/index.js";
-import type { DeadLetterView, JobView } from "./store/job-view.js";
+import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "./store/job-view.js";
 import type { Page } from "./store/paging.js";
 import type { BulkReplayResult } from "./store/replay-bulk.js";
 import type { Stats } from "./store/stats.js";
@@ -48,11 +48,13 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>): Promise<EnqueueResult[]>;
   /** A job, or null when it is not queued, running or dead (finished jobs leave the queue). */
   getJob(id: string): Promise<JobView | null>;
-  listJobs(params?: ListJobsParams<J>): Promise<Page<JobView>>;
+  /** A page of queued and running jobs; each row has a preview of its payload (`payloadPreview`, `payloadBytes`), `getJob` the payload. */
+  listJobs(params?: ListJobsParams<J>): Promise<Page<JobSummary>>;
   /** Cancels a queued job; `JobsApiError` with code `conflict` when it is running, `not_found` when it is gone. */
   cancelJob(id: string): Promise<void>;
   readonly deadLetters: {
-    list(params?: { job?: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<Page<DeadLetterView>>;
+    /** A page of dead letters; each row has a preview of its payload, `get` the payload. */
+    list(params?: { job?: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<Page<DeadLetterSummary>>;
     get(id: string): Promise<DeadLetterView | null>;
     /** Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema. */
     replay(id: string, edit?: { payload: unknown }): Promise<{ id: string }>;

@@ -9,10 +9,15 @@ import { EXIT } from "../src/cli/errors.js";
 import { migrations } from "../src/migrations.generated.js";
 import { freePort } from "./support/postgres.js";
 import { harness } from "./support/harness.js";
+import { emptyFolder, folderWithLiveDevServer, isolatedEnv } from "./support/isolated-env.js";
 
 const h = await harness("cli");
 const root = resolve(import.meta.dirname, "..");
 const jobsModule = resolve(root, "examples/jobs.ts");
+// The CLI under test looks for a running dev server in a folder of its own, which
+// holds none: a `npm run dev` in this repository must not stand in for an unset
+// DATABASE_URL or JOBS_MODULE.
+const devDir = emptyFolder("pgtick-cli-dev-");
 
 interface Run {
   code: number;
@@ -22,8 +27,8 @@ interface Run {
 
 let prefixes = 0;
 /** A table prefix of its own per test, migrated through the CLI itself. */
-const fresh = async () => {
-  const env = { DATABASE_URL: h.url, JOBS_MODULE: jobsModule, JOBS_TABLE_PREFIX: `cli${++prefixes}_` };
+const fresh = async (cwd = root) => {
+  const env = { DATABASE_URL: h.url, JOBS_MODULE: jobsModule, JOBS_TABLE_PREFIX: `cli${++prefixes}_`, DEV_DIR: devDir };
   const cli = async (args: string[], extra: Record<string, string> = {}, stdin?: string): Promise<Run> => {
     let stdout = "";
     let stderr = "";
@@ -31,7 +36,7 @@ const fresh = async () => {
       stdout: (t) => void (stdout += t),
       stderr: (t) => void (stderr += t),
       env: { ...env, ...extra },
-      cwd: root,
+      cwd,
       stdin: stdin === undefined ? undefined : async () => stdin,
     });
     return { code, stdout, stderr };
@@ -195,11 +200,14 @@ describe("dead-letters", () => {
     const [a, b] = await deadLetters(cli, ["SKU-1", "SKU-2"]);
     const list = await cli(["dead-letters", "list"]);
     expect(list.code).toBe(0);
-    expect(list.stdout.split("\n")[0]).toMatch(/^id\s+job\s+reason\s+attempts\s+dead at\s+last error$/);
+    expect(list.stdout.split("\n")[0]).toMatch(/^id\s+job\s+reason\s+attempts\s+dead at\s+payload\s+last error$/);
     expect(list.stdout).toContain(a);
-    expect(list.stdout).toMatch(new RegExp(`${b}\\s+sync-inventory\\s+exhausted\\s+1/1`));
+    // Each row shows the start of its payload; `show` prints it whole.
+    expect(list.stdout).toMatch(new RegExp(`${b}\\s+sync-inventory\\s+exhausted\\s+1/1\\s+\\S+\\s+\\{"sku": "SKU-2"\\}`));
     const page = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["dead-letters", "list", "--limit", "1", "--json"]));
     expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({ payloadPreview: expect.stringMatching(/^\{"sku": "SKU-[12]"\}$/), payloadBytes: 16, payloadTruncated: false });
+    expect(page.items[0]).not.toHaveProperty("payload");
     expect(page.nextCursor).not.toBeNull();
     const next = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["dead-letters", "list", "--limit", "1", "--cursor", page.nextCursor!, "--json"]));
     expect([page.items[0]!.id, next.items[0]!.id].sort()).toEqual([a, b].sort());
@@ -318,12 +326,21 @@ describe("configuration and connection errors", () => {
     const port = await freePort();
     expectOneLineError(await cli(["stats"], { DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` }), EXIT.unreachable, /cannot connect to the database/);
   });
+
+  it("does not use a dev server running in the folder it runs in unless told to", async () => {
+    const live = folderWithLiveDevServer(jobsModule);
+    const { cli } = await fresh(live.dir);
+    expectOneLineError(await cli(["stats"], { DATABASE_URL: "" }), EXIT.config, /DATABASE_URL is not set/);
+    expectOneLineError(await cli(["tick"], { JOBS_MODULE: "" }), EXIT.config, /tick needs your job definitions/);
+    // The same folder without the suite's own DEV_DIR: the CLI finds that server (and its missing database).
+    expectOneLineError(await cli(["stats"], { DATABASE_URL: "", JOBS_MODULE: "", DEV_DIR: "" }), EXIT.unreachable, /cannot connect to the database/);
+  });
 });
 
 /** The real executable, as `npx pgtick` runs it. */
 const bin = (args: string[], env: Record<string, string>): Promise<Run> =>
   new Promise((done) => {
-    execFile(process.execPath, [resolve(root, "src/cli/bin.mjs"), ...args], { cwd: root, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [resolve(root, "src/cli/bin.mjs"), ...args], { cwd: root, env: isolatedEnv(env) }, (error, stdout, stderr) => {
       done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
     });
   });
@@ -342,5 +359,22 @@ describe("the pgtick executable", () => {
     const verbose = await bin(["stats", "--verbose"], down);
     expect(verbose.code).toBe(EXIT.unreachable);
     expect(verbose.stderr).toMatch(/\n\s+at /);
+  });
+
+  it("takes none of pgtick's or node-postgres' variables from the shell the tests run in", async () => {
+    const { env, rows } = await fresh();
+    const saved = { ...process.env };
+    // What a developer may have exported: each one alone would make this enqueue fail.
+    Object.assign(process.env, { JOBS_MAX_PAYLOAD_BYTES: "16", PGSSLMODE: "require" });
+    let ok: Run;
+    try {
+      ok = await bin(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--json"], env);
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(await rows(`SELECT job_name FROM {p}queue WHERE id = $1`, [json<{ id: string }>(ok).id])).toEqual([{ job_name: "send-welcome" }]);
   });
 });

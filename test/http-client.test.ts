@@ -34,6 +34,10 @@ describe("typed client against the app on a real socket", () => {
     expect(await client.getJob(crypto.randomUUID())).toBeNull();
     const page = await client.listJobs({ job: "send-email", limit: 10 });
     expect(page.items.map((j) => j.id)).toEqual([a.id]);
+    // List rows carry a preview of the payload and its size; getJob has the payload.
+    expect(page.items[0]).toMatchObject({ payloadPreview: '{"to": "a@b.co"}', payloadBytes: 16, payloadTruncated: false });
+    // @ts-expect-error: not on list rows
+    expect(page.items[0]!.payload).toBeUndefined();
 
     // The compiler refuses unknown names and wrong payloads:
     // @ts-expect-error: no such job

@@ -1,6 +1,7 @@
 import { toJSONSchema } from "zod/v4/core";
 import type { AnyJob } from "../job.js";
 import { MAX_BULK_REPLAY } from "../store/replay-bulk.js";
+import { PAYLOAD_PREVIEW_CHARS } from "../store/job-view.js";
 import { MAX_LIMIT } from "../store/paging.js";
 import { STATUS, type ApiErrorCode } from "./errors.js";
 import { MAX_BATCH } from "./jobs-routes.js";
@@ -61,6 +62,49 @@ const listParams = [
   query("cursor", { type: "string" }, "nextCursor of the previous page"),
 ];
 
+const jobProperties = {
+  id: { type: "string", format: "uuid" },
+  job: { type: "string" },
+  status: { enum: ["queued", "running", "dead"] },
+  runAt: nullable("string"),
+  priority: { type: "integer" },
+  attempt: { type: "integer" },
+  maxAttempts: { type: "integer" },
+  lastError: nullable("string"),
+  idempotencyKey: nullable("string"),
+  correlationId: nullable("string"),
+  leaseExpiresAt: nullable("string"),
+  createdAt: TIME,
+  updatedAt: TIME,
+  reason: nullable("string"),
+  deadAt: nullable("string"),
+};
+
+const deadLetterProperties = {
+  id: { type: "string", format: "uuid" },
+  job: { type: "string" },
+  attempts: { type: "integer" },
+  maxAttempts: { type: "integer" },
+  priority: { type: "integer" },
+  reason: { enum: ["permanent", "exhausted", "invalid_payload", "no_handler", "deadline", "lease_expired"] },
+  lastError: nullable("string"),
+  idempotencyKey: nullable("string"),
+  correlationId: nullable("string"),
+  createdAt: TIME,
+  deadAt: TIME,
+};
+
+// List rows carry these instead of the payload, so a page stays small whatever the payloads weigh.
+const previewProperties = {
+  payloadPreview: {
+    type: "string",
+    maxLength: PAYLOAD_PREVIEW_CHARS,
+    description: `the payload's JSON text as PostgreSQL writes it, cut to its first ${PAYLOAD_PREVIEW_CHARS} characters (for showing; a cut text is not JSON)`,
+  },
+  payloadBytes: { type: "integer", minimum: 0, description: "size in bytes (UTF-8) of the whole JSON text" },
+  payloadTruncated: { type: "boolean", description: "whether the preview was cut" },
+};
+
 /** The OpenAPI 3.1 document of the API, with each defined job's payload schema. */
 export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema => {
   const jobs = [...registry.values()];
@@ -114,43 +158,17 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
           },
         },
         Enqueued: { type: "object", required: ["id", "deduplicated"], properties: { id: { type: "string", format: "uuid" }, deduplicated: { type: "boolean" } } },
-        Job: {
+        Job: { type: "object", description: "one job, with its payload", properties: { ...jobProperties, payload: {} } },
+        JobSummary: {
           type: "object",
-          properties: {
-            id: { type: "string", format: "uuid" },
-            job: { type: "string" },
-            payload: {},
-            status: { enum: ["queued", "running", "dead"] },
-            runAt: nullable("string"),
-            priority: { type: "integer" },
-            attempt: { type: "integer" },
-            maxAttempts: { type: "integer" },
-            lastError: nullable("string"),
-            idempotencyKey: nullable("string"),
-            correlationId: nullable("string"),
-            leaseExpiresAt: nullable("string"),
-            createdAt: TIME,
-            updatedAt: TIME,
-            reason: nullable("string"),
-            deadAt: nullable("string"),
-          },
+          description: "a row of the jobs list: its payload as a preview (GET /api/jobs/{id} has the payload)",
+          properties: { ...jobProperties, status: { enum: ["queued", "running"] }, ...previewProperties },
         },
-        DeadLetter: {
+        DeadLetter: { type: "object", description: "one dead letter, with its payload", properties: { ...deadLetterProperties, payload: {} } },
+        DeadLetterSummary: {
           type: "object",
-          properties: {
-            id: { type: "string", format: "uuid" },
-            job: { type: "string" },
-            payload: {},
-            attempts: { type: "integer" },
-            maxAttempts: { type: "integer" },
-            priority: { type: "integer" },
-            reason: { enum: ["permanent", "exhausted", "invalid_payload", "no_handler", "deadline", "lease_expired"] },
-            lastError: nullable("string"),
-            idempotencyKey: nullable("string"),
-            correlationId: nullable("string"),
-            createdAt: TIME,
-            deadAt: TIME,
-          },
+          description: "a row of the dead letters list: its payload as a preview (GET /api/dead-letters/{id} has the payload)",
+          properties: { ...deadLetterProperties, ...previewProperties },
         },
       },
     },
@@ -170,9 +188,9 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
           },
         },
         get: {
-          summary: "Queued and running jobs, newest first",
+          summary: "Queued and running jobs, newest first; each row has a preview of its payload, GET /api/jobs/{id} the payload",
           parameters: [...listParams, query("status", { enum: ["queued", "running"] }, "only this status")],
-          responses: { "200": json(page("Job")), ...errors("invalid_options") },
+          responses: { "200": json(page("JobSummary")), ...errors("invalid_options") },
         },
       },
       "/api/jobs/{id}": {
@@ -185,9 +203,9 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
       },
       "/api/dead-letters": {
         get: {
-          summary: "Dead letters, most recent first",
+          summary: "Dead letters, most recent first; each row has a preview of its payload, GET /api/dead-letters/{id} the payload",
           parameters: [...listParams, query("reason", { type: "string" }, "only this reason")],
-          responses: { "200": json(page("DeadLetter")), ...errors("invalid_options") },
+          responses: { "200": json(page("DeadLetterSummary")), ...errors("invalid_options") },
         },
       },
       "/api/dead-letters/replay": {

@@ -1,5 +1,5 @@
 import type { Db } from "../db.js";
-import { deadLetterJson, type DeadLetterView } from "./job-view.js";
+import { deadLetterSummaryJson, type DeadLetterSummary, payloadTextJoin } from "./job-view.js";
 import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "./paging.js";
 import { Params, type Tables } from "./tables.js";
 
@@ -11,8 +11,11 @@ export interface ListDeadLettersQuery {
   readonly cursor?: string;
 }
 
-/** Dead letters, most recent first, keyset-paginated on (dead_at, id) along their indexes. */
-export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterView>> => {
+/**
+ * Dead letters, most recent first, keyset-paginated on (dead_at, id) along their
+ * indexes, each with a preview of its payload (`getDeadLetter` has the payload).
+ */
+export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
   const limit = pageLimit(query.limit);
   const p = new Params();
   const where: string[] = [];
@@ -24,10 +27,13 @@ export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQ
     const c = decodeCursor(query.cursor);
     where.push(`(d.dead_at, d.id) < (${p.add(c.at)}::timestamptz, ${p.add(c.id)}::uuid)`);
   }
-  const { rows } = await db.query<{ v: DeadLetterView; k: string; id: string }>(
-    `SELECT ${deadLetterJson("d")} AS v, ${isoSql("d.dead_at")} AS k, d.id::text AS id
-     FROM ${t.deadLetters} d ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-     ORDER BY d.dead_at DESC, d.id DESC LIMIT ${p.add(limit + 1)}`,
+  // The page's rows are chosen first, so only they have their payloads read for the preview.
+  const { rows } = await db.query<{ v: DeadLetterSummary; k: string; id: string }>(
+    `SELECT ${deadLetterSummaryJson("d", "p")} AS v, ${isoSql("d.dead_at")} AS k, d.id::text AS id
+     FROM (SELECT * FROM ${t.deadLetters} d ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+           ORDER BY d.dead_at DESC, d.id DESC LIMIT ${p.add(limit + 1)}) d
+     ${payloadTextJoin("d", "p")}
+     ORDER BY d.dead_at DESC, d.id DESC`,
     p.values,
   );
   return toPage(rows, limit);

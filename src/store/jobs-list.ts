@@ -1,6 +1,6 @@
 import type { Db } from "../db.js";
 import { JobsError } from "../errors.js";
-import { jobJson, type JobView } from "./job-view.js";
+import { jobSummaryJson, type JobSummary, payloadTextJoin } from "./job-view.js";
 import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "./paging.js";
 import { Params, type Tables } from "./tables.js";
 
@@ -11,8 +11,12 @@ export interface ListJobsQuery {
   readonly cursor?: string;
 }
 
-/** Jobs in the queue, newest first, keyset-paginated on (created_at, id). Throws `invalid_options` for a bad filter or cursor. */
-export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Promise<Page<JobView>> => {
+/**
+ * Jobs in the queue, newest first, keyset-paginated on (created_at, id), each with
+ * a preview of its payload (`getJob` has the payload). Throws `invalid_options` for
+ * a bad filter or cursor.
+ */
+export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Promise<Page<JobSummary>> => {
   const limit = pageLimit(query.limit);
   const p = new Params();
   const where: string[] = [];
@@ -28,10 +32,13 @@ export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Pr
     const c = decodeCursor(query.cursor);
     where.push(`(q.created_at, q.id) < (${p.add(c.at)}::timestamptz, ${p.add(c.id)}::uuid)`);
   }
-  const { rows } = await db.query<{ v: JobView; k: string; id: string }>(
-    `SELECT ${jobJson("q")} AS v, ${isoSql("q.created_at")} AS k, q.id::text AS id
-     FROM ${t.queue} q ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-     ORDER BY q.created_at DESC, q.id DESC LIMIT ${p.add(limit + 1)}`,
+  // The page's rows are chosen first, so only they have their payloads read for the preview.
+  const { rows } = await db.query<{ v: JobSummary; k: string; id: string }>(
+    `SELECT ${jobSummaryJson("q", "p")} AS v, ${isoSql("q.created_at")} AS k, q.id::text AS id
+     FROM (SELECT * FROM ${t.queue} q ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+           ORDER BY q.created_at DESC, q.id DESC LIMIT ${p.add(limit + 1)}) q
+     ${payloadTextJoin("q", "p")}
+     ORDER BY q.created_at DESC, q.id DESC`,
     p.values,
   );
   return toPage(rows, limit);

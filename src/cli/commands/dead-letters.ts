@@ -13,7 +13,7 @@ const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter wit
 
 const list: CommandSpec = {
   path: ["dead-letters", "list"],
-  summary: "Dead letters, most recent first",
+  summary: "Dead letters, most recent first (the start of each payload; show has it whole)",
   maxArgs: 0,
   options: {
     job: { type: "string", value: "NAME", description: "only this job" },
@@ -31,9 +31,10 @@ const list: CommandSpec = {
     });
     session.print(page, () => {
       if (page.items.length === 0) return "no dead letters";
-      const rows = page.items.map((d) => [d.id, d.job, d.reason, `${d.attempts}/${d.maxAttempts}`, d.deadAt, clip(d.lastError)]);
+      // Rows carry the start of each payload, not the payload: `show` prints it whole.
+      const rows = page.items.map((d) => [d.id, d.job, d.reason, `${d.attempts}/${d.maxAttempts}`, d.deadAt, clip(d.payloadPreview, 40), clip(d.lastError)]);
       const more = page.nextCursor ? `\nmore: pgtick dead-letters list --cursor ${page.nextCursor}` : "";
-      return `${table(["id", "job", "reason", "attempts", "dead at", "last error"], rows)}${more}`;
+      return `${table(["id", "job", "reason", "attempts", "dead at", "payload", "last error"], rows)}${more}`;
     });
   },
 };

@@ -3,7 +3,7 @@ import { isJobsError } from "../../errors.js";
 import { discardDeadLetters } from "../../store/dead-letter-discard.js";
 import { getDeadLetter } from "../../store/dead-letter-get.js";
 import { listDeadLetters } from "../../store/dead-letters-list.js";
-import type { DeadLetterView } from "../../store/job-view.js";
+import type { DeadLetterSummary, DeadLetterView } from "../../store/job-view.js";
 import type { Page as Paged } from "../../store/paging.js";
 import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
 import { replayDeadLetter } from "../../store/replay.js";
@@ -11,6 +11,7 @@ import type { DashboardContext } from "../app.js";
 import { type AnyJobs, formList, names, formText, q, qs, type Routes, userError } from "../context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
+import { PayloadCell } from "../payload-preview.js";
 import { noticeFor } from "../notices.js";
 
 const REASONS = ["permanent", "exhausted", "invalid_payload", "no_handler", "deadline", "lease_expired"] as const;
@@ -26,7 +27,7 @@ const DeadList: FC<{
   csrf: string;
   names: string[];
   filter: Filter;
-  page: Paged<DeadLetterView> | undefined;
+  page: Paged<DeadLetterSummary> | undefined;
   error?: string;
   notice?: string;
 }> = ({ base, csrf, names, filter, page, error, notice }) => {
@@ -60,6 +61,7 @@ const DeadList: FC<{
                   </th>
                   <th scope="col">Job</th>
                   <th scope="col">Error</th>
+                  <th scope="col" class="hide-sm">Payload</th>
                   <th scope="col" class="num">Attempts</th>
                   <th scope="col">Died</th>
                   <th scope="col">
@@ -80,6 +82,9 @@ const DeadList: FC<{
                       </div>
                     </td>
                     <td class="clip err">{firstLine(d.lastError)}</td>
+                    <td class="hide-sm clip">
+                      <PayloadCell row={d} />
+                    </td>
                     <td class="num">
                       {d.attempts}/{d.maxAttempts}
                     </td>

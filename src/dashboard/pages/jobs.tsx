@@ -1,12 +1,13 @@
 import type { FC } from "hono/jsx";
 import { cancelJob } from "../../store/job-cancel.js";
 import { getJob } from "../../store/job-get.js";
-import type { JobView } from "../../store/job-view.js";
+import type { JobSummary, JobView } from "../../store/job-view.js";
 import { listJobs } from "../../store/jobs-list.js";
 import type { Page as Paged } from "../../store/paging.js";
 import { names, q, qs, type Routes, userError } from "../context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
+import { PayloadCell } from "../payload-preview.js";
 import { noticeFor } from "../notices.js";
 
 const STATUSES = ["queued", "running"] as const;
@@ -17,7 +18,7 @@ interface ListProps {
   csrf: string;
   names: string[];
   filter: { job?: string; status?: string; cursor?: string };
-  page: Paged<JobView> | undefined;
+  page: Paged<JobSummary> | undefined;
   error?: string;
   notice?: string;
 }
@@ -43,6 +44,7 @@ const JobsList: FC<ListProps> = ({ base, csrf, names, filter, page, error, notic
                 <th scope="col">Run at</th>
                 <th scope="col" class="num">Attempt</th>
                 <th scope="col" class="num hide-sm">Priority</th>
+                <th scope="col" class="hide-sm">Payload</th>
                 <th scope="col" class="hide-sm">Last error</th>
               </tr>
             </thead>
@@ -65,6 +67,9 @@ const JobsList: FC<ListProps> = ({ base, csrf, names, filter, page, error, notic
                     {j.attempt}/{j.maxAttempts}
                   </td>
                   <td class="num hide-sm">{j.priority}</td>
+                  <td class="hide-sm clip">
+                    <PayloadCell row={j} />
+                  </td>
                   <td class="hide-sm clip err">{firstLine(j.lastError)}</td>
                 </tr>
               ))}

@@ -1,0 +1,20 @@
+import type { FC } from "hono/jsx";
+import type { PayloadPreview } from "../store/job-view.js";
+
+/** `812 B`, `12.3 KB`, `1.0 MB`. */
+export const size = (bytes: number): string =>
+  bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/**
+ * A list row's payload: the start of its JSON text (lists never carry whole
+ * payloads; the detail page shows it) and, when that was cut, the full size.
+ */
+export const PayloadCell: FC<{ row: PayloadPreview }> = ({ row }) => (
+  <>
+    <code>
+      {row.payloadPreview}
+      {row.payloadTruncated ? "…" : ""}
+    </code>
+    {row.payloadTruncated ? <div class="muted">{size(row.payloadBytes)}</div> : null}
+  </>
+);

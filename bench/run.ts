@@ -62,7 +62,7 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
       httpSingleP99Ms: http.singleP99Ms,
       batchJobsPerSec: bulk.find((b) => b.system === "ours")?.jobsPerSec ?? 0,
       bulk,
-      note: "HTTP: POST /api/jobs of createApp (src/http/app.ts) on @hono/node-server, autocannon in the same process; latencies at 32 connections are whole milliseconds.",
+      note: "HTTP: POST /api/jobs of createApp (src/http/api-app.ts) on @hono/node-server, autocannon in the same process; latencies at 32 connections are whole milliseconds.",
     };
     const cronPeriodMs = 1_000;
     const measured = await measureLatency(await server.createDatabase(`bench_${tag}_latency`), {

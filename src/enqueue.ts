@@ -1,10 +1,10 @@
-import type { JobsSettings } from "./config.js";
+import type { JobsSettings } from "./settings/library.js";
 import type { Db } from "./db.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
-import { findKeyed, insertJobs, type EnqueuedRow, type NewJobRow } from "./store/enqueue.js";
-import type { Tables } from "./store/tables.js";
-import { checkPayload, unstorable } from "./validate.js";
+import { findKeyed, insertJobs, type EnqueuedRow, type NewJobRow } from "./store/enqueue/insert-jobs.js";
+import type { Tables } from "./store/shared/tables.js";
+import { checkPayload, unstorable } from "./payload.js";
 
 export interface EnqueueOptions {
   /** When the job becomes due: a Date or an ISO 8601 string. Not with `delayMs`. */

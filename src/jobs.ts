@@ -1,11 +1,11 @@
-import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./config.js";
+import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./settings/library.js";
 import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
 import { errorText } from "./error-text.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
-import { tablesFor, type Tables } from "./store/tables.js";
+import { tablesFor, type Tables } from "./store/shared/tables.js";
 import { runTick } from "./tick/loop.js";
 import type { TickExtension, TickOptions, TickReport } from "./tick/types.js";
 import { createScheduling, type Schedule, type ScheduleDefinition, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";

@@ -1,6 +1,6 @@
 import type { Db } from "./db.js";
 import { migrations as bundled } from "./migrations.generated.js";
-import { tablesFor } from "./store/tables.js";
+import { tablesFor } from "./store/shared/tables.js";
 
 export interface Migration {
   readonly version: number;

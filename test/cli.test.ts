@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/main.js";
-import { EXIT } from "../src/cli/errors.js";
+import { EXIT } from "../src/cli/exit-codes.js";
 import { migrations } from "../src/migrations.generated.js";
 import { freePort } from "./support/postgres.js";
 import { harness } from "./support/harness.js";
@@ -168,7 +168,7 @@ describe("enqueue", () => {
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.usage, /--max-attempts must be a whole number from 1 to 1000/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}'], { JOBS_MODULE: "" }), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "examples/missing.ts"]), EXIT.config, /jobs module examples\/missing.ts does not exist/);
-    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "src/duration.ts"]), EXIT.config, /jobs module src\/duration.ts must export `jobs`/);
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "src/settings/duration.ts"]), EXIT.config, /jobs module src\/settings\/duration.ts must export `jobs`/);
     expect(await rows(`SELECT 1 FROM {p}queue`)).toHaveLength(0);
   });
 });

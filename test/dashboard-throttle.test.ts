@@ -2,7 +2,7 @@
 // real PostgreSQL. Its waits run on an injected clock, so no test sleeps.
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { createDashboard } from "../src/dashboard/app.js";
+import { createDashboard } from "../src/dashboard/dashboard-app.js";
 import { addressKey } from "../src/dashboard/client-address.js";
 import { THROTTLE } from "../src/dashboard/throttle.js";
 import { fixtureJobs, PASSWORD } from "./support/browser.js";

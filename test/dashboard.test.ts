@@ -1,7 +1,7 @@
 // The dashboard's login, session, CSRF and escaping, through the HTTP app that mounts it,
 // request by request against a real PostgreSQL.
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/http/api-app.js";
 import { randomToken, sessionKey, signSession, verifySession } from "../src/dashboard/session.js";
 import { deadCount, fixtureJobs, PASSWORD, queuedCount } from "./support/browser.js";
 import { harness } from "./support/harness.js";

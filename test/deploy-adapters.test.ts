@@ -5,7 +5,7 @@ import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import ws from "ws";
 import { EXAMPLE_SETUP_SQL, exampleJobs } from "../functions/jobs.js";
-import { DEADLINE_ERROR } from "../src/store/requeue.js";
+import { DEADLINE_ERROR } from "../src/store/tick/requeue.js";
 import { type Harness, harness, sleep } from "./support/harness.js";
 import { startWorker, workerBuild } from "./support/miniflare.js";
 import { type Served, serveFetch, startNeonHttp } from "./support/neon-http.js";

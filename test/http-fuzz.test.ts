@@ -4,8 +4,8 @@
 // Reproduce a failure with FUZZ_SEED=<seed printed in the failure>.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/app.js";
-import { STATUS } from "../src/http/errors.js";
+import { createApp } from "../src/http/api-app.js";
+import { STATUS } from "../src/http/api-errors.js";
 import { defineJob, PermanentJobError } from "../src/index.js";
 import { API_TOKENS, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
 import { harness } from "./support/harness.js";

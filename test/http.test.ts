@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/http/api-app.js";
 import { openApiDocument } from "../src/http/openapi.js";
-import { decodeCursor } from "../src/store/paging.js";
+import { decodeCursor } from "../src/store/shared/paging.js";
 import { defineJob, PermanentJobError } from "../src/index.js";
 import { API_TOKENS, caller, chunkedBody, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
 import { harness } from "./support/harness.js";

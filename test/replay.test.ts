@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
-import { bulkReplay } from "../src/store/replay-bulk.js";
-import { replayDeadLetter } from "../src/store/replay.js";
-import { discardDeadLetter, discardDeadLetters } from "../src/store/dead-letter-discard.js";
-import { getDeadLetter } from "../src/store/dead-letter-get.js";
-import { listDeadLetters } from "../src/store/dead-letters-list.js";
-import { getJob } from "../src/store/job-get.js";
+import { bulkReplay } from "../src/store/admin/replay-bulk.js";
+import { replayDeadLetter } from "../src/store/admin/replay.js";
+import { discardDeadLetter, discardDeadLetters } from "../src/store/admin/dead-letter-discard.js";
+import { getDeadLetter } from "../src/store/admin/dead-letter-get.js";
+import { listDeadLetters } from "../src/store/admin/dead-letters-list.js";
+import { getJob } from "../src/store/admin/job-get.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("replay");

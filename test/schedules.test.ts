@@ -8,8 +8,8 @@ import {
   countingDb, createJobs, defineJob, JobsError, memoryLogger, PermanentJobError,
   type Db, type ScheduleDefinition,
 } from "../src/index.js";
-import { materializeOccurrences } from "../src/store/schedule-materialize.js";
-import { tablesFor } from "../src/store/tables.js";
+import { materializeOccurrences } from "../src/store/schedules/materialize.js";
+import { tablesFor } from "../src/store/shared/tables.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("schedules");

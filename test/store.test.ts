@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, type Db, fromPg } from "../src/index.js";
-import { runStep } from "../src/store/step.js";
+import { runStep } from "../src/store/tick/step.js";
 import pg from "pg";
 import { harness } from "./support/harness.js";
 import { neonForFile } from "./support/neon.js";

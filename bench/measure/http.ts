@@ -1,11 +1,11 @@
-// Single enqueues through the HTTP app (src/http/app.ts) over a real local
+// Single enqueues through the HTTP app (src/http/api-app.ts) over a real local
 // socket: autocannon at 32 connections (throughput and latency under load),
 // then one request at a time with fetch (the latency of one enqueue on its
 // own, timed to the microsecond; autocannon rounds to whole milliseconds).
 import { serve } from "@hono/node-server";
 import autocannon from "autocannon";
 import pg from "pg";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/http/api-app.js";
 import { percentile, round } from "../stats.js";
 import { ourJobs } from "../systems/ours.js";
 

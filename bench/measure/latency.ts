@@ -5,7 +5,7 @@
 import { serve } from "@hono/node-server";
 import pg from "pg";
 import { z } from "zod";
-import { createApp } from "../../src/http/app.js";
+import { createApp } from "../../src/http/api-app.js";
 import { createJobs, defineJob, fromPg, silentLogger } from "../../src/index.js";
 import { KICK_BUDGET_MS } from "../../src/platform/budget.js";
 import { coalesced } from "../../src/platform/kick.js";

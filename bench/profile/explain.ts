@@ -4,8 +4,8 @@
 // (server execution vs round trip) from pg_stat_statements.
 //   npx tsx bench/profile/explain.ts [n] [concurrency]
 import pg from "pg";
-import type { ClaimedRow } from "../../src/store/claim.js";
-import { buildStep, runStep, type StepInput } from "../../src/store/step.js";
+import type { ClaimedRow } from "../../src/store/tick/claim.js";
+import { buildStep, runStep, type StepInput } from "../../src/store/tick/step.js";
 import { fromPg } from "../../src/index.js";
 import { startServer } from "../server.js";
 import { ourJobs } from "../systems/ours.js";

@@ -4,8 +4,8 @@
 //   npx tsx bench/profile/step-variants.ts [n] [concurrency] [runs]
 import { createHash } from "node:crypto";
 import pg from "pg";
-import type { ClaimedRow } from "../../src/store/claim.js";
-import { buildStep, type StepResult } from "../../src/store/step.js";
+import type { ClaimedRow } from "../../src/store/tick/claim.js";
+import { buildStep, type StepResult } from "../../src/store/tick/step.js";
 import { startServer } from "../server.js";
 import { median } from "../stats.js";
 import { ourJobs } from "../systems/ours.js";

@@ -2,8 +2,8 @@
 // (no handlers, no timers, no logging). A claim of N, then one statement that
 // settles those N and claims the next N.
 import { fromPg } from "../../src/index.js";
-import type { ClaimedRow } from "../../src/store/claim.js";
-import { runStep } from "../../src/store/step.js";
+import type { ClaimedRow } from "../../src/store/tick/claim.js";
+import { runStep } from "../../src/store/tick/step.js";
 import { ourQueue } from "./ours.js";
 import type { DrainSystem } from "./system.js";
 

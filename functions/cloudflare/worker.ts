@@ -1,11 +1,11 @@
 // The Cloudflare Worker: `fetch` serves the API (and dashboard), `scheduled` runs the minute tick.
 import type { Hono } from "hono";
-import { deploymentApp } from "../../src/platform/app.js";
+import { deploymentApp } from "../../src/platform/deployment-app.js";
 import { kickEnabled, WORKERS_SCHEDULED } from "../../src/platform/budget.js";
 import { coalesced } from "../../src/platform/kick.js";
 import { neonForRequest, neonPool } from "../../src/platform/neon.js";
 import { scheduledTick } from "../../src/platform/scheduled.js";
-import { runPlatformTick } from "../../src/platform/tick.js";
+import { runPlatformTick } from "../../src/platform/invocation.js";
 import { stringEnv, type WorkerExecutionContext, type WorkerScheduledController } from "../../src/platform/workers.js";
 import { deploymentJobs } from "../jobs.js";
 

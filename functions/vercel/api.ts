@@ -1,7 +1,7 @@
 // The JSON API (and dashboard) on Vercel's Edge runtime: Web APIs only, the Neon driver
 // (one HTTP round trip per statement by default), the low-latency kick under waitUntil.
 import { waitUntil } from "@vercel/functions";
-import { deploymentApp } from "../../src/platform/app.js";
+import { deploymentApp } from "../../src/platform/deployment-app.js";
 import { kickEnabled, VERCEL_TICK } from "../../src/platform/budget.js";
 import { coalesced, kickTickEndpoint } from "../../src/platform/kick.js";
 import { neonForRequest } from "../../src/platform/neon.js";

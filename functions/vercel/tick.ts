@@ -1,7 +1,7 @@
 // Vercel Cron's target, on the Node.js runtime: GET /api/tick with Authorization: Bearer $CRON_SECRET.
 // node-postgres over TCP (any PostgreSQL, Neon included); the pool lives for one request.
 import { getDeadline } from "@vercel/functions";
-import { deploymentApp } from "../../src/platform/app.js";
+import { deploymentApp } from "../../src/platform/deployment-app.js";
 import { VERCEL_TICK } from "../../src/platform/budget.js";
 import { pgPool } from "../../src/platform/pg.js";
 import { deploymentJobs } from "../jobs.js";

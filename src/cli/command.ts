@@ -1,5 +1,5 @@
-import type { ExitCode } from "./errors.js";
-import type { Session } from "./context.js";
+import type { ExitCode } from "./exit-codes.js";
+import type { Session } from "./session.js";
 
 export interface OptionSpec {
   readonly type: "string" | "boolean";

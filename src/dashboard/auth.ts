@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { DashboardAuth } from "./config.js";
-import type { AnyJobs } from "./context.js";
+import type { DashboardAuth } from "./dashboard-settings.js";
+import type { AnyJobs } from "./dashboard-context.js";
 import { randomToken, sameText, type Session, sessionKey, signSession, verifySession } from "./session.js";
 
 export const COOKIE = "pgtick_dashboard";

@@ -1,10 +1,10 @@
 import type { Context, Hono } from "hono";
-import type { Env } from "../config.js";
-import type { DashboardEnv } from "./app.js";
+import type { Env } from "../settings/library.js";
+import type { DashboardEnv } from "./dashboard-app.js";
 import { originAllowed, type Sessions } from "./auth.js";
 import { addressKey, clientAddress, UNKNOWN_ADDRESS } from "./client-address.js";
-import type { DashboardAuth } from "./config.js";
-import type { AnyJobs } from "./context.js";
+import type { DashboardAuth } from "./dashboard-settings.js";
+import type { AnyJobs } from "./dashboard-context.js";
 import { LoginPage, RefusedPage } from "./pages/public.js";
 import { type LoginVerdict, recordLogin, THROTTLE } from "./throttle.js";
 

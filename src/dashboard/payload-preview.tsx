@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import type { PayloadPreview } from "../store/job-view.js";
+import type { PayloadPreview } from "../store/admin/views.js";
 
 /** `812 B`, `12.3 KB`, `1.0 MB`. */
 export const size = (bytes: number): string =>

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 
 /** Where `npm run dev` keeps its state: DEV_DIR, default `.dev` (git-ignored). */
 export const devPaths = (env: Env, cwd: string) => {

@@ -1,4 +1,4 @@
-import { ApiError } from "./errors.js";
+import { ApiError } from "./api-errors.js";
 import { digest, sameDigest } from "../secret-compare.js";
 
 /** `Authorization: Bearer <token>` (scheme case-insensitive); undefined when absent or another scheme. */

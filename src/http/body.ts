@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "./drain.js";
-import { ApiError } from "./errors.js";
+import { ApiError } from "./api-errors.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /** Deeper JSON is refused before anything walks it recursively (zod, JSON.stringify, PostgreSQL's parser). */

@@ -1,10 +1,10 @@
 import { toJSONSchema } from "zod/v4/core";
 import type { AnyJob } from "../job.js";
-import { MAX_BULK_REPLAY } from "../store/replay-bulk.js";
-import { PAYLOAD_PREVIEW_CHARS } from "../store/job-view.js";
-import { MAX_LIMIT } from "../store/paging.js";
-import { STATUS, type ApiErrorCode } from "./errors.js";
-import { MAX_BATCH } from "./jobs-routes.js";
+import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
+import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
+import { MAX_LIMIT } from "../store/shared/paging.js";
+import { STATUS, type ApiErrorCode } from "./api-errors.js";
+import { MAX_BATCH } from "./routes/jobs.js";
 
 type Schema = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import { durationSetting, type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../config.js";
+import { durationSetting, type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 import type { Db } from "../db.js";
 import { JobsError } from "../errors.js";
 

@@ -1,6 +1,6 @@
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 import { kickEnabled } from "./budget.js";
-import { KICK_HEADER } from "./tick.js";
+import { KICK_HEADER } from "./invocation.js";
 
 /**
  * Coalesces kicks within one isolate: at most one runs, and kicks that arrive

@@ -1,6 +1,6 @@
 // The Neon driver for edge runtimes (Vercel Edge, Cloudflare Workers): Web APIs only.
 import { neon, neonConfig, Pool } from "@neondatabase/serverless";
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 import { fromNeonHttp, fromPg } from "../db.js";
 import { type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
 

@@ -1,6 +1,6 @@
 // node-postgres for Node runtimes (the Vercel tick): plain TCP, any PostgreSQL 14+, Neon included.
 import pg from "pg";
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 import { fromPg } from "../db.js";
 import { type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
 

@@ -1,9 +1,9 @@
-import type { Env, JobsSettings } from "../config.js";
+import type { Env, JobsSettings } from "../settings/library.js";
 import type { Db } from "../db.js";
 import type { TickReport } from "../tick/types.js";
 import { WORKERS_SCHEDULED } from "./budget.js";
 import { neonPool } from "./neon.js";
-import { runPlatformTick, type Ticker } from "./tick.js";
+import { runPlatformTick, type Ticker } from "./invocation.js";
 import type { WorkerExecutionContext } from "./workers.js";
 
 /**

@@ -1,5 +1,5 @@
 // The parts of the Workers runtime types the worker uses (no @cloudflare/workers-types needed).
-import type { Env } from "../config.js";
+import type { Env } from "../settings/library.js";
 
 export interface WorkerExecutionContext {
   waitUntil(promise: Promise<unknown>): void;

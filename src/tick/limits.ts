@@ -1,4 +1,4 @@
-import type { JobsSettings } from "../config.js";
+import type { JobsSettings } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import type { TickOptions } from "./types.js";
 

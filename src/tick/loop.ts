@@ -1,8 +1,8 @@
 import type { Db } from "../db.js";
 import { errorText } from "../error-text.js";
-import type { ClaimedRow } from "../store/claim.js";
-import { runStep, type StepInput, type StepResult } from "../store/step.js";
-import type { FanOut, Handoff, SlotStep, TickCounts, TickRow } from "../store/tick-slot.js";
+import type { ClaimedRow } from "../store/tick/claim.js";
+import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
+import type { FanOut, Handoff, SlotStep, TickCounts, TickRow } from "../store/tick/slot.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick } from "./live.js";
 import { logStep } from "./results-log.js";

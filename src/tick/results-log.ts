@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { StepResult } from "../store/step.js";
+import type { StepResult } from "../store/tick/step.js";
 import type { Run } from "./run.js";
 import { operation, type Settlement } from "./settlement.js";
 

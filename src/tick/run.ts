@@ -1,7 +1,7 @@
 import { type AnyJob, type JobContext, jobLogger } from "../job.js";
 import type { Logger } from "../log.js";
-import type { ClaimedRow } from "../store/claim.js";
-import { parsePayload } from "../validate.js";
+import type { ClaimedRow } from "../store/tick/claim.js";
+import { parsePayload } from "../payload.js";
 
 /** What became of one run, before anything is decided about retries. */
 export type Outcome =

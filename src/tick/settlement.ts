@@ -1,10 +1,10 @@
-import { backoffMs } from "../backoff.js";
+import { backoffMs } from "./backoff.js";
 import { errorText } from "../error-text.js";
 import { isPermanent } from "../errors.js";
 import type { AnyJob } from "../job.js";
-import type { Completion } from "../store/complete.js";
-import type { DeadLetter, DeadReason } from "../store/dead-letter.js";
-import type { Retry } from "../store/retry.js";
+import type { Completion } from "../store/tick/complete.js";
+import type { DeadLetter, DeadReason } from "../store/tick/dead-letter.js";
+import type { Retry } from "../store/tick/retry.js";
 import type { Outcome, Run } from "./run.js";
 
 /** What a finished run asks of the database: one fenced transition. */

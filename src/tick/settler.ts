@@ -1,7 +1,7 @@
 import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
-import type { StepInput, StepResult } from "../store/step.js";
-import type { SlotStep } from "../store/tick-slot.js";
+import type { StepInput, StepResult } from "../store/tick/step.js";
+import type { SlotStep } from "../store/tick/slot.js";
 import { plainSettlement, type Settlement, splitSettlements } from "./settlement.js";
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */

@@ -1,11 +1,11 @@
-import type { JobsSettings } from "../config.js";
+import type { JobsSettings } from "../settings/library.js";
 import type { Db } from "../db.js";
 import type { AnyJob } from "../job.js";
 import type { Logger } from "../log.js";
-import type { Tables } from "../store/tables.js";
-import type { Handoff, TickCounts } from "../store/tick-slot.js";
+import type { Tables } from "../store/shared/tables.js";
+import type { Handoff, TickCounts } from "../store/tick/slot.js";
 
-export type { Handoff, TickCounts } from "../store/tick-slot.js";
+export type { Handoff, TickCounts } from "../store/tick/slot.js";
 
 export interface TickOptions {
   /** How long this tick may run handlers. Default: the `tickBudgetMs` setting. */

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { Hono } from "hono";
 import { z } from "zod";
-import { createDashboard, type DashboardOptions } from "../../src/dashboard/app.js";
+import { createDashboard, type DashboardOptions } from "../../src/dashboard/dashboard-app.js";
 import { defineJob, PermanentJobError } from "../../src/index.js";
 import type { Harness } from "./harness.js";
 

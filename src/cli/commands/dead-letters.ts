@@ -1,11 +1,11 @@
-import { getDeadLetter } from "../../store/dead-letter-get.js";
-import { discardDeadLetters } from "../../store/dead-letter-discard.js";
-import { listDeadLetters } from "../../store/dead-letters-list.js";
-import { replayDeadLetter } from "../../store/replay.js";
-import { bulkReplay, MAX_BULK_REPLAY } from "../../store/replay-bulk.js";
-import { MAX_LIMIT } from "../../store/paging.js";
+import { getDeadLetter } from "../../store/admin/dead-letter-get.js";
+import { discardDeadLetters } from "../../store/admin/dead-letter-discard.js";
+import { listDeadLetters } from "../../store/admin/dead-letters-list.js";
+import { replayDeadLetter } from "../../store/admin/replay.js";
+import { bulkReplay, MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
+import { MAX_LIMIT } from "../../store/shared/paging.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { CliError, EXIT, type ExitCode, usageError } from "../errors.js";
+import { CliError, EXIT, type ExitCode, usageError } from "../exit-codes.js";
 import { clip, plural, table } from "../output.js";
 import { intOption, jsonArgument } from "../parse.js";
 

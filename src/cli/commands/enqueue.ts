@@ -1,6 +1,6 @@
 import type { EnqueueItem } from "../../enqueue.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { usageError } from "../errors.js";
+import { usageError } from "../exit-codes.js";
 import { durationOption, intOption, jsonArgument } from "../parse.js";
 
 export const enqueueCommand: CommandSpec = {

@@ -1,4 +1,4 @@
-import { getStats } from "../../store/stats.js";
+import { getStats } from "../../store/admin/stats.js";
 import type { CommandSpec } from "../command.js";
 import { ms, table } from "../output.js";
 

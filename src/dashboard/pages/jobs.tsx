@@ -1,10 +1,10 @@
 import type { FC } from "hono/jsx";
-import { cancelJob } from "../../store/job-cancel.js";
-import { getJob } from "../../store/job-get.js";
-import type { JobSummary, JobView } from "../../store/job-view.js";
-import { listJobs } from "../../store/jobs-list.js";
-import type { Page as Paged } from "../../store/paging.js";
-import { names, q, qs, type Routes, userError } from "../context.js";
+import { cancelJob } from "../../store/admin/job-cancel.js";
+import { getJob } from "../../store/admin/job-get.js";
+import type { JobSummary, JobView } from "../../store/admin/views.js";
+import { listJobs } from "../../store/admin/jobs-list.js";
+import type { Page as Paged } from "../../store/shared/paging.js";
+import { names, q, qs, type Routes, userError } from "../dashboard-context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { PayloadCell } from "../payload-preview.js";

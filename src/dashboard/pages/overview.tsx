@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
-import { getStats, type MinuteCounts, type Stats } from "../../store/stats.js";
-import { qs, type Routes } from "../context.js";
+import { getStats, type MinuteCounts, type Stats } from "../../store/admin/stats.js";
+import { qs, type Routes } from "../dashboard-context.js";
 import { span, Time } from "../format.js";
 import { Page } from "../layout.js";
 

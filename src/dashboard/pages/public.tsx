@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { MIN_PASSWORD, MIN_SECRET } from "../config.js";
+import { MIN_PASSWORD, MIN_SECRET } from "../dashboard-settings.js";
 import { Document } from "../layout.js";
 
 /** The login form; `error` is a fixed text from the login route (never echoed input). */

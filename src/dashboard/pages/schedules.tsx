@@ -2,7 +2,7 @@ import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
 import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
-import type { Routes } from "../context.js";
+import type { Routes } from "../dashboard-context.js";
 import { pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";

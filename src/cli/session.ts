@@ -1,0 +1,104 @@
+import pg from "pg";
+import { type Env, settingsFromEnv } from "../settings/library.js";
+import { runningDevServer } from "../dev/paths.js";
+import { createJobs, type Jobs } from "../jobs.js";
+import type { AnyJob } from "../job.js";
+import { jsonLogger, type Logger } from "../log.js";
+import type { ScheduleDefinition } from "../schedules/index.js";
+import { CliError, EXIT } from "./exit-codes.js";
+import { type JobsModule, loadJobsModule } from "../module/jobs-module.js";
+
+/** Where a command reads and writes: injected so tests can run the CLI in-process. */
+export interface CliIo {
+  readonly stdout: (text: string) => void;
+  readonly stderr: (text: string) => void;
+  readonly env: Env;
+  readonly cwd: string;
+  /** Aborted on Ctrl-C: a running tick stops and requeues what it holds. */
+  readonly signal?: AbortSignal;
+  /** Piped input, for `enqueue <job> -`. */
+  readonly stdin?: () => Promise<string>;
+}
+
+export interface Globals {
+  readonly json: boolean;
+  readonly verbose: boolean;
+  readonly jobs?: string;
+}
+
+export type AnyJobs = Jobs<readonly AnyJob[]>;
+
+/** The jobs a command needs: `required` for handlers and schemas (tick, enqueue, schedules), `optional` otherwise. */
+export type JobsNeed = "required" | "optional" | "none";
+
+/**
+ * Opens what a command works on: a pg pool on DATABASE_URL (or the running dev
+ * server's database), and a `createJobs` instance over the operator's jobs module.
+ */
+export class Session {
+  private pool: pg.Pool | undefined;
+  constructor(
+    readonly io: CliIo,
+    readonly globals: Globals,
+  ) {}
+
+  /** Log lines go to stderr, so stdout stays the command's output. */
+  get logger(): Logger {
+    return jsonLogger(this.globals.verbose ? "debug" : "warn", (line) => this.io.stderr(`${line}\n`));
+  }
+
+  databaseUrl(): string {
+    const url = this.io.env.DATABASE_URL || runningDevServer(this.io.env, this.io.cwd)?.databaseUrl;
+    if (!url) {
+      throw new CliError(EXIT.config, "DATABASE_URL is not set: set it to the PostgreSQL connection string (or start `npm run dev` in this folder)");
+    }
+    return url;
+  }
+
+  private modulePath(): string | undefined {
+    return this.globals.jobs || this.io.env.JOBS_MODULE || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || undefined;
+  }
+
+  async module(need: JobsNeed, purpose: string): Promise<JobsModule | undefined> {
+    if (need === "none") return undefined;
+    const path = this.modulePath();
+    if (!path) {
+      if (need === "required") throw new CliError(EXIT.config, `${purpose} needs your job definitions: pass --jobs <module> or set JOBS_MODULE`);
+      return undefined;
+    }
+    return loadJobsModule(path, this.io.cwd);
+  }
+
+  async jobs(need: JobsNeed, purpose: string): Promise<AnyJobs> {
+    const mod = await this.module(need, purpose);
+    const settings = settingsFromEnv(this.io.env, mod?.settings);
+    if (!this.pool) {
+      this.pool = new pg.Pool({ connectionString: this.databaseUrl(), max: Math.max(2, Math.min(settings.concurrency, 10)) + 1 });
+      // An idle client dropped by the server is not the command's failure; the next query reconnects.
+      this.pool.on("error", () => {});
+    }
+    return createJobs({
+      db: this.pool,
+      jobs: mod?.jobs ?? [],
+      settings,
+      logger: this.logger,
+      // Only when the module defines them: a tick given schedules syncs the table to that list.
+      ...(mod?.schedules ? { schedules: mod.schedules as readonly ScheduleDefinition[] } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.end();
+  }
+
+  out(text: string): void {
+    this.io.stdout(text.endsWith("\n") ? text : `${text}\n`);
+  }
+
+  /** `--json` prints the value; otherwise `human` says it for people. */
+  print(value: unknown, human: () => string): void {
+    this.out(this.globals.json ? JSON.stringify(value, null, 2) : human());
+  }
+}

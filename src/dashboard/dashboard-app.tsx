@@ -1,0 +1,105 @@
+import { Hono, type Context } from "hono";
+import type { Env } from "../settings/library.js";
+import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
+import { type DashboardAuthOptions, resolveAuth } from "./dashboard-settings.js";
+import { Page } from "./layout.js";
+import { loginRoutes } from "./login.js";
+import { RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import type { AnyJobs } from "./dashboard-context.js";
+import { deadLetterRoutes } from "./pages/dead-letters.js";
+import { jobsRoutes } from "./pages/jobs.js";
+import { overviewRoutes } from "./pages/overview.js";
+import { scheduleRoutes } from "./pages/schedules.js";
+import { CSS } from "./style.js";
+
+
+export interface DashboardOptions extends DashboardAuthOptions {
+  /** The jobs instance, or a per-request getter (edge runtimes make one per request; see createApp). */
+  readonly jobs: AnyJobs | ((c: Context) => AnyJobs | Promise<AnyJobs>);
+  /** Where DASHBOARD_* settings are read. Default: process.env when it exists. */
+  readonly env?: Env;
+  /** The path the dashboard is mounted at, for its links and its cookie. Default `/dashboard`. */
+  readonly basePath?: string;
+  /** The clock the login throttle uses instead of the database's now(); for tests of its waits. */
+  readonly now?: () => Date;
+}
+
+export type Form = Record<string, string | File | Array<string | File>>;
+export type DashboardEnv = { Variables: DashboardVars & { form: Form } };
+export type DashboardContext = Context<DashboardEnv>;
+
+const processEnv = (): Env => (typeof process !== "undefined" && process.env ? process.env : {});
+
+/**
+ * The dashboard as a Hono app, to mount with `app.route("/dashboard", createDashboard({ jobs }))`.
+ * Server-rendered pages and plain forms; closed unless DASHBOARD_PASSWORD is set.
+ */
+export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
+  const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
+  const env = options.env ?? processEnv();
+  const auth = resolveAuth(env, options);
+  const app = new Hono<DashboardEnv>();
+  app.use("*", securityHeaders);
+  app.get("/style.css", (c) =>
+    c.body(CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
+  );
+
+  if (!auth.configured) {
+    app.all("*", (c) => c.html(<UnconfiguredPage base={base} problem={auth.problem} />, 503));
+    return app;
+  }
+
+  const s = sessions(auth);
+  const cookiePath = base || "/";
+  const refuse = (c: Context, status: 401 | 403, title: string, message: string) =>
+    c.html(<RefusedPage base={base} title={title} message={message} />, status);
+  const jobsFor = async (c: Context): Promise<AnyJobs> => (typeof options.jobs === "function" ? await options.jobs(c) : options.jobs);
+  loginRoutes(app, { base, cookiePath, auth, sessions: s, env, jobs: jobsFor, now: options.now });
+
+  // Everything below needs a session; state-changing requests also need this site's Origin and the session's token.
+  app.use("*", async (c, next) => {
+    const session = await s.read(c);
+    const changing = STATE_CHANGING.has(c.req.method);
+    if (!session) {
+      if (changing) return refuse(c, 401, "Not logged in", "This action needs a dashboard login, and this request had none (or it expired). Nothing was changed.");
+      const url = new URL(c.req.url);
+      return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+    }
+    if (changing) {
+      if (!originAllowed(c, auth.origins)) {
+        return refuse(c, 403, "Refused", "This request came from another site (its Origin is not the dashboard's). Nothing was changed.");
+      }
+      const form = (await c.req.parseBody({ all: true }).catch(() => ({}))) as Form;
+      if (!(await tokenMatches(session, form._csrf))) {
+        return refuse(c, 403, "Refused", "This form is stale or did not come from the dashboard (its CSRF token does not match). Reload the page and try again. Nothing was changed.");
+      }
+      c.set("form", form);
+    }
+    c.set("session", session);
+    // Resolved only behind the login, so refused requests never open a pool.
+    c.set("jobs", await jobsFor(c));
+    await next();
+  });
+
+  app.post("/logout", (c) => {
+    s.end(c, cookiePath);
+    return c.redirect(`${base}/login`, 303);
+  });
+
+  const deps = { base };
+  overviewRoutes(app, deps);
+  jobsRoutes(app, deps);
+  deadLetterRoutes(app, deps);
+  scheduleRoutes(app, deps);
+
+  app.all("*", (c) =>
+    c.html(
+      <Page title="Not found" base={base} section="overview" csrf={c.var.session.csrf}>
+        <p>The dashboard has no page here.</p>
+      </Page>,
+      404,
+    ),
+  );
+
+  return app;
+};

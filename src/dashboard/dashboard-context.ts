@@ -1,0 +1,44 @@
+import type { Hono } from "hono";
+import { isJobsError } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import type { Jobs } from "../jobs.js";
+import type { DashboardEnv } from "./dashboard-app.js";
+
+export type AnyJobs = Jobs<readonly AnyJob[]>;
+
+/** What every page's routes get: where the dashboard lives. The queue is `c.var.jobs`, resolved per request. */
+export interface DashboardDeps {
+  readonly base: string;
+}
+
+export type Routes = (app: Hono<DashboardEnv>, deps: DashboardDeps) => void;
+
+/** Query-string text: one value, trimmed, empty meaning absent. */
+export const q = (value: string | undefined): string | undefined => {
+  const v = value?.trim();
+  return v ? v : undefined;
+};
+
+/** All values of a form field as strings (checkbox groups post one per box). */
+export const formList = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter((v): v is string => typeof v === "string");
+
+export const formText = (value: unknown): string | undefined => {
+  const v = Array.isArray(value) ? value[0] : value;
+  return typeof v === "string" ? v : undefined;
+};
+
+/** A bad filter or cursor is the operator's to fix: its message goes on the page, never a 500. */
+export const userError = (error: unknown): string => {
+  if (isJobsError(error)) return error.message;
+  throw error;
+};
+
+export const qs = (params: Record<string, string | number | undefined>): string => {
+  const s = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") s.set(k, String(v));
+  const text = s.toString();
+  return text ? `?${text}` : "";
+};
+
+export const names = (jobs: AnyJobs): string[] => [...jobs.registry.keys()].sort();

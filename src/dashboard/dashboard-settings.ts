@@ -1,0 +1,64 @@
+import type { Env } from "../settings/library.js";
+import { parseDuration } from "../settings/duration.js";
+import type { AddressSource } from "./client-address.js";
+
+export const MIN_PASSWORD = 12;
+export const MIN_SECRET = 32;
+const DEFAULT_TTL_MS = 12 * 3_600_000;
+
+export interface DashboardAuthOptions {
+  /** Default: env DASHBOARD_PASSWORD. */
+  readonly password?: string;
+  /** Signs session cookies. Default: env DASHBOARD_SECRET, else derived from the password. */
+  readonly secret?: string;
+  /** How long a login lasts. Default: env DASHBOARD_SESSION_TTL (a duration such as 8h), else 12h. */
+  readonly sessionTtlMs?: number;
+  /** Origins allowed to post besides the request's own (a proxy that rewrites Host). Default: env DASHBOARD_ORIGINS, comma-separated. */
+  readonly allowedOrigins?: readonly string[];
+  /**
+   * The header that carries the client's address, for the login throttle, when a proxy of your own
+   * sets it (for `x-forwarded-for`, its last entry). Default: env DASHBOARD_CLIENT_IP_HEADER, else
+   * what the platform sets (`cf-connecting-ip` on Cloudflare, `x-real-ip` on Vercel, the socket on Node).
+   */
+  readonly clientIpHeader?: string;
+}
+
+export type DashboardAuth =
+  | { readonly configured: false; readonly problem: string }
+  | {
+      readonly configured: true;
+      readonly password: string;
+      readonly secret: string;
+      readonly ttlMs: number;
+      readonly origins: readonly string[];
+      readonly address: AddressSource;
+    };
+
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
+
+/** Reads the dashboard's login settings; anything missing or weak leaves the dashboard closed, saying why. */
+export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): DashboardAuth => {
+  const password = options.password ?? env.DASHBOARD_PASSWORD ?? "";
+  if (password === "") return { configured: false, problem: "DASHBOARD_PASSWORD is not set." };
+  if (password.length < MIN_PASSWORD) {
+    return { configured: false, problem: `DASHBOARD_PASSWORD is shorter than ${MIN_PASSWORD} characters.` };
+  }
+  const explicit = options.secret ?? env.DASHBOARD_SECRET;
+  if (explicit !== undefined && explicit !== "" && explicit.length < MIN_SECRET) {
+    return { configured: false, problem: `DASHBOARD_SECRET is shorter than ${MIN_SECRET} characters.` };
+  }
+  // Derived from the password, so changing the password also ends every session.
+  const secret = explicit || `pgtick-dashboard-session\u0000${password}`;
+  const ttlText = env.DASHBOARD_SESSION_TTL;
+  const ttlMs = options.sessionTtlMs ?? (ttlText ? parseDuration(ttlText) : DEFAULT_TTL_MS);
+  if (ttlMs === undefined || ttlMs < 60_000) {
+    return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration of at least 1m, such as 8h." };
+  }
+  const origins = options.allowedOrigins ?? (env.DASHBOARD_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const header = (options.clientIpHeader ?? env.DASHBOARD_CLIENT_IP_HEADER ?? "").trim().toLowerCase();
+  if (header !== "" && !HEADER_NAME.test(header)) {
+    return { configured: false, problem: "DASHBOARD_CLIENT_IP_HEADER must be the name of one header, such as x-real-ip." };
+  }
+  const address: AddressSource = header === "" ? { kind: "auto" } : { kind: "header", name: header };
+  return { configured: true, password, secret, ttlMs, origins, address };
+};

@@ -1,0 +1,184 @@
+import { type Context, Hono } from "hono";
+import { createDashboard } from "../dashboard/dashboard-app.js";
+import { JobsError } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import type { Jobs } from "../jobs.js";
+import { jsonLogger, type Logger } from "../log.js";
+import { getStats } from "../store/admin/stats.js";
+import { readHealth } from "../store/admin/health.js";
+import type { TickOptions } from "../tick/types.js";
+import { secretsFrom } from "./auth.js";
+import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import type { AnyJobs, ApiConfig, ApiEnv } from "./api-context.js";
+import { drainBound, settleBody } from "./drain.js";
+import { deadLetterRoutes } from "./routes/dead-letters.js";
+import { ApiError, classify, errorResponse } from "./api-errors.js";
+import { jobsRoutes } from "./routes/jobs.js";
+import { openApiDocument } from "./openapi.js";
+import { scheduleRoutes } from "./routes/schedules.js";
+
+/** `J` is inferred from `jobs`, so an instance with any job list fits (Jobs<J> is invariant in J). */
+export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
+  /** The jobs instance, or a per-request factory: edge runtimes open a pool per request and close it after. */
+  jobs: Jobs<J> | ((req: Request) => Promise<{ jobs: Jobs<J>; dispose?: () => Promise<void> }>);
+  /** JOBS_API_TOKEN (comma-separated, for rotation), CRON_SECRET, JOBS_MAX_BODY_BYTES ... */
+  env: Record<string, string | undefined>;
+  /** Called after jobs were enqueued through the API; the deploy engineer hooks the low-latency kick in here. */
+  onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
+  /** Options for the tick `/api/tick` runs (platform entrypoints derive the budget from their execution limit). */
+  tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
+  /** Where server faults are logged. Default: the jobs instance's logger, else JSON lines on stdout. */
+  logger?: Logger;
+}
+
+const maxBodyBytes = (raw: string | undefined): number => {
+  if (raw === undefined || raw.trim() === "") return DEFAULT_MAX_BODY_BYTES;
+  const n = Number(raw.trim());
+  if (!Number.isInteger(n) || n < 1) {
+    throw new JobsError("invalid_config", `JOBS_MAX_BODY_BYTES must be a positive integer, got ${JSON.stringify(raw)}`, { setting: "JOBS_MAX_BODY_BYTES" });
+  }
+  return n;
+};
+
+/** Routes and the methods each answers, for 405 with an Allow header. */
+const ROUTES: Record<string, string[]> = {
+  "/api/jobs": ["GET", "POST"],
+  "/api/jobs/:id": ["GET", "DELETE"],
+  "/api/dead-letters": ["GET"],
+  "/api/dead-letters/replay": ["POST"],
+  "/api/dead-letters/:id": ["GET", "DELETE"],
+  "/api/dead-letters/:id/replay": ["POST"],
+  "/api/schedules": ["GET"],
+  "/api/schedules/:name/pause": ["POST"],
+  "/api/schedules/:name/resume": ["POST"],
+  "/api/schedules/:name/run": ["POST"],
+  "/api/stats": ["GET"],
+  "/api/tick": ["GET", "POST"],
+  "/api/health": ["GET"],
+  "/api/openapi.json": ["GET"],
+};
+
+const OPEN = ["/api/health", "/api/tick"];
+
+/**
+ * The HTTP face of the library: a Hono app with web-standard Request/Response,
+ * so one app serves Node, Vercel and Cloudflare Workers. `/api/*` is the JSON
+ * API (API token), `/api/tick` the cron target (CRON_SECRET), `/api/health` open.
+ */
+export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): Hono => {
+  const logger = options.logger ?? (typeof options.jobs === "function" ? jsonLogger() : options.jobs.logger);
+  const config: ApiConfig = {
+    maxBodyBytes: maxBodyBytes(options.env.JOBS_MAX_BODY_BYTES),
+    apiTokens: secretsFrom(options.env.JOBS_API_TOKEN, "JOBS_API_TOKEN", "pgtick-api"),
+    cronSecret: secretsFrom(options.env.CRON_SECRET, "CRON_SECRET", "pgtick-tick", { list: false }),
+    logger,
+    onEnqueued: options.onEnqueued,
+    tickOptions: options.tickOptions,
+  };
+  // The API validates names and payloads at run time, so it needs no job types.
+  const source = options.jobs as unknown as AnyJobs | ((req: Request) => Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }>);
+  const app = new Hono<ApiEnv>();
+
+  app.onError((err, c) => {
+    const k = classify(err);
+    if (k.fault) {
+      logger.log("error", "http request failed", {
+        method: c.req.method,
+        path: c.req.path,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        stack: err instanceof Error ? err.stack : undefined,
+      });
+    }
+    return errorResponse(c, k.code, k.message, k.details, k.headers);
+  });
+  app.notFound((c) => errorResponse(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
+
+  // First in, last out: whatever answered (a 415, a 413 at the limit, a 401), no unread body is left on a
+  // kept-alive connection, where a Node server would cut the client's next request off.
+  const drainBytes = drainBound(config.maxBodyBytes);
+  app.use("*", async (c, next) => {
+    await next();
+    if (!(await settleBody(c.req.raw, drainBytes))) c.header("Connection", "close");
+  });
+
+  // The jobs instance is made on first use, so requests refused before (auth, 404) never open a pool.
+  app.use("*", async (c, next) => {
+    let made: Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }> | undefined;
+    c.set("jobs", async () => {
+      made ??= typeof source === "function" ? source(c.req.raw) : Promise.resolve({ jobs: source });
+      return (await made).jobs;
+    });
+    try {
+      await next();
+    } finally {
+      const m = await made?.catch(() => undefined);
+      await m?.dispose?.().catch((e: unknown) => logger.log("warn", "disposing the per-request jobs failed", { error: String(e) }));
+    }
+  });
+
+  // Open: no secrets in the answer, only whether the database answers and when a tick last ran.
+  app.get("/api/health", async (c) => {
+    try {
+      // Inside the try: a connection that cannot even be opened (DATABASE_URL unset) is "unavailable" too.
+      const jobs = await c.get("jobs")();
+      return c.json({ ok: true, ...(await readHealth(jobs.db, jobs.tables)) });
+    } catch (e) {
+      logger.log("error", "health check: database unreachable", { error: e instanceof Error ? e.message : String(e) });
+      return errorResponse(c, "unavailable", "the database does not answer");
+    }
+  });
+
+  // Only CRON_SECRET: an API token does not run ticks.
+  app.on(["GET", "POST"], "/api/tick", async (c) => {
+    await config.cronSecret.check(c.req.header("authorization"));
+    const tickOptions = typeof config.tickOptions === "function" ? await config.tickOptions(c) : config.tickOptions;
+    const jobs = await c.get("jobs")();
+    return c.json(await jobs.tick(tickOptions));
+  });
+
+  // A known path with a method it does not take: 405 naming the ones it does.
+  const refuseOtherMethods = (path: string) => {
+    const methods = ROUTES[path]!;
+    app.all(path, (c) => {
+      throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${methods.join(" or ")}`, { allow: methods }, {
+        Allow: [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].join(", "),
+      });
+    });
+  };
+  // The routes outside the token check answer 405 before it.
+  for (const path of OPEN) refuseOtherMethods(path);
+
+  // Everything else under /api takes an API token (the cron secret does not enqueue).
+  app.use("/api/*", async (c, next) => {
+    await config.apiTokens.check(c.req.header("authorization"));
+    checkDeclaredLength(c.req.raw, config.maxBodyBytes);
+    await next();
+  });
+
+  app.route("/api", jobsRoutes(config));
+  app.route("/api", deadLetterRoutes(config));
+  app.route("/api", scheduleRoutes(config));
+
+  app.get("/api/stats", async (c) => {
+    const jobs = await c.get("jobs")();
+    return c.json(await getStats(jobs.db, jobs.tables));
+  });
+
+  let openapi: { registry: ReadonlyMap<string, AnyJob>; doc: Record<string, unknown> } | undefined;
+  app.get("/api/openapi.json", async (c) => {
+    const jobs = await c.get("jobs")();
+    if (openapi?.registry !== jobs.registry) openapi = { registry: jobs.registry, doc: openApiDocument(jobs.registry) };
+    return c.json(openapi.doc);
+  });
+
+  for (const path of Object.keys(ROUTES)) if (!OPEN.includes(path)) refuseOtherMethods(path);
+
+  // ---- dashboard mount point (owned by the dashboard engineer) ----
+  // Server-rendered pages behind their own login (DASHBOARD_PASSWORD); the jobs come from this app's per-request getter.
+  app.route("/dashboard", createDashboard({ jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(), env: options.env }));
+  app.get("/", (c) => c.redirect("/dashboard/", 303));
+  // ---- end dashboard mount point ----
+
+  // Hono's Variables are internal to this app; callers see a plain Hono.
+  return app as unknown as Hono;
+};

@@ -1,0 +1,117 @@
+import { Hono } from "hono";
+import * as z from "zod/mini";
+import type { EnqueueItem } from "../../enqueue.js";
+import { JobsError } from "../../errors.js";
+import { cancelJob } from "../../store/admin/job-cancel.js";
+import { getJob } from "../../store/admin/job-get.js";
+import { listJobs } from "../../store/admin/jobs-list.js";
+import { describeIssues } from "../../payload.js";
+import { readJson } from "../body.js";
+import { type ApiConfig, type ApiEnv, notifyEnqueued } from "../api-context.js";
+import { ApiError } from "../api-errors.js";
+import { intParam, queryParams } from "../params.js";
+
+export const MAX_BATCH = 1_000;
+
+/** One enqueue request. Unknown fields are refused: a misspelt `runat` must not silently run the job now. */
+export const EnqueueBody = z.strictObject({
+  job: z.string(),
+  payload: z.optional(z.unknown()),
+  runAt: z.nullish(z.string()),
+  delayMs: z.nullish(z.number()),
+  idempotencyKey: z.nullish(z.string()),
+  maxAttempts: z.nullish(z.number()),
+  priority: z.nullish(z.number()),
+  correlationId: z.nullish(z.string()),
+});
+
+const invalid = (message: string, details: Record<string, unknown>) => new JobsError("invalid_options", message, details);
+
+/**
+ * Checks the envelope of one item. The values themselves (a payload PostgreSQL cannot store,
+ * a runAt out of range, a bad key) are checked by the library's enqueue, like any other caller's.
+ */
+const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
+  const parsed = z.safeParse(EnqueueBody, raw);
+  if (!parsed.success) {
+    throw invalid("each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId? }", {
+      ...where,
+      issues: describeIssues(parsed.error.issues),
+    });
+  }
+  const b = parsed.data;
+  return {
+    job: b.job,
+    payload: b.payload,
+    runAt: b.runAt ?? undefined,
+    delayMs: b.delayMs ?? undefined,
+    idempotencyKey: b.idempotencyKey ?? undefined,
+    maxAttempts: b.maxAttempts ?? undefined,
+    priority: b.priority ?? undefined,
+    correlationId: b.correlationId ?? undefined,
+  };
+};
+
+const dueNow = (item: EnqueueItem): boolean =>
+  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !(item.delayMs !== undefined && item.delayMs > 0);
+
+export const jobsRoutes = (config: ApiConfig) => {
+  const r = new Hono<ApiEnv>();
+
+  r.post("/jobs", async (c) => {
+    const body = await readJson(c, config.maxBodyBytes);
+    const header = c.req.header("idempotency-key");
+    const batch = Array.isArray(body);
+    if (batch && (body.length === 0 || body.length > MAX_BATCH)) {
+      throw invalid(`a batch holds 1 to ${MAX_BATCH} jobs`, { count: body.length });
+    }
+    if (batch && header !== undefined) {
+      throw invalid("the Idempotency-Key header is for one job; give each batch item its own idempotencyKey", { field: "Idempotency-Key" });
+    }
+    const items = (batch ? body : [body]).map((raw, index) => toItem(raw, batch ? { index } : {}));
+    if (header !== undefined) {
+      const own = items[0]!.idempotencyKey;
+      if (own !== undefined && own !== header) {
+        throw invalid("the Idempotency-Key header and idempotencyKey in the body differ", { field: "idempotencyKey" });
+      }
+      if (/\p{Cs}/u.test(header)) throw invalid("Idempotency-Key holds an unpaired surrogate", { field: "Idempotency-Key" });
+      items[0] = { ...items[0]!, idempotencyKey: header };
+    }
+    const jobs = await c.get("jobs")();
+    const results = await jobs.enqueueUnchecked(items, { batch });
+    const fresh = results.flatMap((res, i) => (res.deduplicated ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
+    await notifyEnqueued(config, c, fresh.map((f) => f.id), fresh.some((f) => f.due));
+    const status = fresh.length > 0 ? 201 : 200;
+    if (batch) return c.json({ items: results.map((res) => ({ id: res.id, deduplicated: res.deduplicated })) }, status);
+    const [one] = results;
+    return c.json({ id: one!.id, deduplicated: one!.deduplicated }, status);
+  });
+
+  r.get("/jobs", async (c) => {
+    const q = queryParams(c, ["job", "status", "limit", "cursor"]);
+    if (q.status !== undefined && q.status !== "queued" && q.status !== "running") {
+      throw invalid("status must be queued or running (dead jobs are under /api/dead-letters)", { field: "status" });
+    }
+    const jobs = await c.get("jobs")();
+    return c.json(await listJobs(jobs.db, jobs.tables, { job: q.job, status: q.status, limit: intParam(q.limit, "limit"), cursor: q.cursor }));
+  });
+
+  r.get("/jobs/:id", async (c) => {
+    const id = c.req.param("id");
+    const jobs = await c.get("jobs")();
+    const job = await getJob(jobs.db, jobs.tables, id);
+    if (!job) throw new ApiError("not_found", `no job ${id}: it finished, was cancelled, or never existed`, { id });
+    return c.json(job);
+  });
+
+  r.delete("/jobs/:id", async (c) => {
+    const id = c.req.param("id");
+    const jobs = await c.get("jobs")();
+    const outcome = await cancelJob(jobs.db, jobs.tables, id);
+    if (outcome === "not_found") throw new ApiError("not_found", `no queued job ${id}`, { id });
+    if (outcome === "running") throw new ApiError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
+    return c.json({ id, cancelled: true });
+  });
+
+  return r;
+};

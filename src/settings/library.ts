@@ -1,0 +1,139 @@
+import { parseDuration } from "./duration.js";
+import { JobsError } from "../errors.js";
+
+/** Everything a tick and the store need to know, resolved and validated. */
+export interface JobsSettings {
+  /** Handlers running at once in one tick. */
+  readonly concurrency: number;
+  /** Rows per claim statement; never more than the free concurrency. Unset: the concurrency. */
+  readonly batchSize?: number;
+  /** Minimum lease a claim takes; a claim's lease always covers the rest of the tick budget plus `leaseMarginMs`. */
+  readonly leaseMs: number;
+  readonly leaseMarginMs: number;
+  /** How long one tick may run handlers; keep it below the platform's execution limit. */
+  readonly tickBudgetMs: number;
+  /** A tick stops claiming this long before its deadline, so new runs are not started only to be requeued. */
+  readonly claimCutoffMs: number;
+  /** Prefix of every table name; lets several queues share one database. */
+  readonly tablePrefix: string;
+  /** Largest payload accepted, in bytes of JSON. */
+  readonly maxPayloadBytes: number;
+  /** Defaults for jobs that do not say. */
+  readonly defaultMaxAttempts: number;
+  /** Ticks running at once across the whole deployment (each holds one connection). */
+  readonly maxTicks: number;
+  /** How long past its deadline a tick may take to settle and requeue; every statement is bounded by the time left plus this. */
+  readonly graceMs: number;
+  /** While a tick has free slots but found the queue empty, it claims again this often (work enqueued elsewhere). */
+  readonly claimIntervalMs: number;
+}
+
+export type JobsSettingsInput = Partial<JobsSettings>;
+
+export const DEFAULT_SETTINGS: JobsSettings = {
+  concurrency: 10,
+  leaseMs: 60_000,
+  leaseMarginMs: 15_000,
+  tickBudgetMs: 50_000,
+  claimCutoffMs: 5_000,
+  tablePrefix: "jobs_",
+  maxPayloadBytes: 1_048_576,
+  defaultMaxAttempts: 5,
+  maxTicks: 4,
+  graceMs: 5_000,
+  claimIntervalMs: 1_000,
+};
+
+/** The most tick slots the schema has (migration 004). */
+export const MAX_TICK_SLOTS = 256;
+
+const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
+
+const bad = (name: string, want: string, got: unknown): never => {
+  throw new JobsError("invalid_config", `${name} must be ${want}, got ${JSON.stringify(got)}`, { setting: name });
+};
+
+const positiveInt = (name: string, value: unknown): number => {
+  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  if (typeof n !== "number" || !Number.isInteger(n) || n < 1) return bad(name, "a positive integer", value);
+  return n;
+};
+
+// Timers cannot wait longer (setTimeout fires at once past 2^31 - 1 ms).
+const MAX_DURATION_MS = 2_147_483_647;
+
+/**
+ * A duration setting (`30s`, `2m`, `1500`), or `invalid_config` naming the setting.
+ * Shared by every place that reads one: the library's settings, the platform limits, the dev server.
+ */
+export const durationSetting = (name: string, value: unknown, minMs = 0): number => {
+  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
+  if (ms === undefined || ms < minMs || ms > MAX_DURATION_MS) {
+    return bad(name, `a duration${minMs > 0 ? ` of at least ${minMs} ms` : ""} such as 30s, 2m or 1500 (milliseconds), at most 24 days`, value);
+  }
+  return ms;
+};
+
+const duration = (name: string, value: unknown): number => durationSetting(name, value);
+
+/** Merges explicit settings over defaults and checks every value, naming the setting that is wrong. */
+export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Record<keyof JobsSettings, string>> = {}): JobsSettings => {
+  const merged = { ...DEFAULT_SETTINGS, ...stripUndefined(input) };
+  const n = (k: keyof JobsSettings) => names[k] ?? k;
+  const concurrency = positiveInt(n("concurrency"), merged.concurrency);
+  const batchSize = input.batchSize === undefined ? undefined : positiveInt(n("batchSize"), input.batchSize);
+  const tablePrefix = String(merged.tablePrefix);
+  if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);
+  const settings: JobsSettings = {
+    concurrency,
+    batchSize,
+    leaseMs: duration(n("leaseMs"), merged.leaseMs),
+    leaseMarginMs: duration(n("leaseMarginMs"), merged.leaseMarginMs),
+    tickBudgetMs: duration(n("tickBudgetMs"), merged.tickBudgetMs),
+    claimCutoffMs: duration(n("claimCutoffMs"), merged.claimCutoffMs),
+    tablePrefix,
+    maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes),
+    defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts),
+    maxTicks: positiveInt(n("maxTicks"), merged.maxTicks),
+    graceMs: duration(n("graceMs"), merged.graceMs),
+    claimIntervalMs: durationSetting(n("claimIntervalMs"), merged.claimIntervalMs, 10),
+  };
+  if (settings.maxTicks > MAX_TICK_SLOTS) bad(n("maxTicks"), `at most ${MAX_TICK_SLOTS}`, merged.maxTicks);
+  if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
+  return settings;
+};
+
+/** The environment variable behind each setting. */
+export const ENV_NAMES = {
+  concurrency: "JOBS_CONCURRENCY",
+  batchSize: "JOBS_BATCH_SIZE",
+  leaseMs: "JOBS_LEASE",
+  leaseMarginMs: "JOBS_LEASE_MARGIN",
+  tickBudgetMs: "JOBS_TICK_BUDGET",
+  claimCutoffMs: "JOBS_CLAIM_CUTOFF",
+  tablePrefix: "JOBS_TABLE_PREFIX",
+  maxPayloadBytes: "JOBS_MAX_PAYLOAD_BYTES",
+  defaultMaxAttempts: "JOBS_MAX_ATTEMPTS",
+  maxTicks: "JOBS_MAX_TICKS",
+  graceMs: "JOBS_TICK_GRACE",
+  claimIntervalMs: "JOBS_CLAIM_INTERVAL",
+} as const satisfies Record<keyof JobsSettings, string>;
+
+export type Env = Record<string, string | undefined>;
+
+/**
+ * Reads the settings from environment variables (unset ones keep their defaults),
+ * with `overrides` from code taking precedence. Throws `invalid_config` naming the variable.
+ */
+export const settingsFromEnv = (env: Env, overrides: JobsSettingsInput = {}): JobsSettings => {
+  const fromEnv: Record<string, string> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES)) {
+    const value = env[name];
+    if (value !== undefined && value !== "") fromEnv[key] = value;
+  }
+  return resolveSettings({ ...(fromEnv as JobsSettingsInput), ...stripUndefined(overrides) }, ENV_NAMES);
+};
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

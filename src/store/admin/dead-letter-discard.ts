@@ -1,0 +1,19 @@
+import type { Db } from "../../db.js";
+import { isUuid } from "../shared/paging.js";
+import { Params, type Tables } from "../shared/tables.js";
+
+/** Deletes dead letters for good, in one statement. Returns the ids that existed (and are now gone). */
+export const discardDeadLetters = async (db: Db, t: Tables, ids: readonly string[]): Promise<string[]> => {
+  const valid = [...new Set(ids.map((id) => id.toLowerCase()))].filter(isUuid);
+  if (valid.length === 0) return [];
+  const p = new Params();
+  const { rows } = await db.query<{ id: string }>(
+    `DELETE FROM ${t.deadLetters} WHERE id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)})) RETURNING id::text`,
+    p.values,
+  );
+  return rows.map((r) => r.id);
+};
+
+/** Deletes one dead letter for good. False when there was none with this id. */
+export const discardDeadLetter = async (db: Db, t: Tables, id: string): Promise<boolean> =>
+  (await discardDeadLetters(db, t, [id])).length > 0;

@@ -1,0 +1,40 @@
+import type { Db } from "../../db.js";
+import { deadLetterSummaryJson, type DeadLetterSummary, payloadTextJoin } from "./views.js";
+import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "../shared/paging.js";
+import { Params, type Tables } from "../shared/tables.js";
+
+export interface ListDeadLettersQuery {
+  readonly job?: string;
+  /** `permanent`, `exhausted`, `invalid_payload`, `no_handler`, `deadline`, `lease_expired`. */
+  readonly reason?: string;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/**
+ * Dead letters, most recent first, keyset-paginated on (dead_at, id) along their
+ * indexes, each with a preview of its payload (`getDeadLetter` has the payload).
+ */
+export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
+  const limit = pageLimit(query.limit);
+  const p = new Params();
+  const where: string[] = [];
+  const job = textFilter(query.job, "job");
+  if (job !== undefined) where.push(`d.job_name = ${p.add(job)}`);
+  const reason = textFilter(query.reason, "reason");
+  if (reason !== undefined) where.push(`d.reason = ${p.add(reason)}`);
+  if (query.cursor !== undefined) {
+    const c = decodeCursor(query.cursor);
+    where.push(`(d.dead_at, d.id) < (${p.add(c.at)}::timestamptz, ${p.add(c.id)}::uuid)`);
+  }
+  // The page's rows are chosen first, so only they have their payloads read for the preview.
+  const { rows } = await db.query<{ v: DeadLetterSummary; k: string; id: string }>(
+    `SELECT ${deadLetterSummaryJson("d", "p")} AS v, ${isoSql("d.dead_at")} AS k, d.id::text AS id
+     FROM (SELECT * FROM ${t.deadLetters} d ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
+           ORDER BY d.dead_at DESC, d.id DESC LIMIT ${p.add(limit + 1)}) d
+     ${payloadTextJoin("d", "p")}
+     ORDER BY d.dead_at DESC, d.id DESC`,
+    p.values,
+  );
+  return toPage(rows, limit);
+};

@@ -1,0 +1,84 @@
+import type { Db } from "../../db.js";
+import { JobsError } from "../../errors.js";
+import type { AnyJob } from "../../job.js";
+import { checkPayload } from "../../payload.js";
+import { getDeadLetter } from "./dead-letter-get.js";
+import { isUuid } from "../shared/paging.js";
+import type { Tables } from "../shared/tables.js";
+
+/** Replay as it was, or with an edited payload, which is checked against the job's schema first. */
+export type ReplayOptions =
+  | { readonly payload?: undefined }
+  | {
+      readonly payload: unknown;
+      /** The job registry (`jobs.registry`): an edited payload must pass the job's schema. */
+      readonly registry: ReadonlyMap<string, AnyJob>;
+      /** `jobs.settings.maxPayloadBytes`. */
+      readonly maxPayloadBytes: number;
+    };
+
+/**
+ * The columns a replayed job starts with: its own id, name, priority, limits and
+ * keys, due now, attempt 0. `gone` is the deleted dead letter row.
+ */
+export const replayInsert = (t: Tables, payload = "g.payload") =>
+  `INSERT INTO ${t.queue} (id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)
+   SELECT g.id, g.job_name, ${payload}, now(), g.priority, g.max_attempts, g.idempotency_key, g.correlation_id
+   FROM gone g RETURNING id`;
+
+/** A live job with the same id, or the same name and idempotency key, would make the insert fail. */
+export const liveTwin = (t: Tables, d: string) =>
+  `EXISTS (SELECT 1 FROM ${t.queue} q WHERE q.id = ${d}.id
+     OR (q.job_name = ${d}.job_name AND q.idempotency_key = ${d}.idempotency_key))`;
+
+const conflict = (what: string) =>
+  new JobsError("conflict", `${what}: a queued or running job already has its id or idempotency key`);
+
+export const isUniqueViolation = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as { code?: unknown }).code === "23505";
+
+/**
+ * Moves one dead letter back to the queue, due now, in ONE statement: the delete
+ * and the insert share a data-modifying CTE, so two replays at once queue it
+ * once (the loser finds the row gone and returns null), and a failure changes
+ * nothing. Returns null when there is no such dead letter. Throws `conflict`
+ * when a live job holds its idempotency key (the dead letter stays), and
+ * `invalid_payload` / `payload_too_large` / `unknown_job` for a bad edit.
+ */
+export const replayDeadLetter = async (
+  db: Db,
+  t: Tables,
+  id: string,
+  options: ReplayOptions = {},
+): Promise<{ id: string } | null> => {
+  if (!isUuid(id)) return null;
+  let edited: string | null = null;
+  let jobName: string | null = null;
+  if (options.payload !== undefined) {
+    const dead = await getDeadLetter(db, t, id);
+    if (!dead) return null;
+    const { stored } = checkPayload(options.registry, dead.job, options.payload, options.maxPayloadBytes);
+    edited = JSON.stringify(stored);
+    jobName = dead.job;
+  }
+  try {
+    const { rows } = await db.query<{ id: string | null; blocked: boolean }>(
+      `WITH d AS (SELECT * FROM ${t.deadLetters} WHERE id = $1::uuid),
+       blocked AS (SELECT 1 FROM d WHERE ${liveTwin(t, "d")}),
+       gone AS (
+         DELETE FROM ${t.deadLetters} x WHERE x.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM blocked)
+           AND ($3::text IS NULL OR x.job_name = $3::text)
+         RETURNING x.*),
+       queued AS (${replayInsert(t, "coalesce($2::jsonb, g.payload)")})
+       SELECT (SELECT id::text FROM queued) AS id, EXISTS (SELECT 1 FROM blocked) AS blocked`,
+      [id, edited, jobName],
+    );
+    const row = rows[0];
+    if (row?.blocked) throw conflict(`dead letter ${id} cannot be replayed`);
+    return row?.id ? { id: row.id } : null;
+  } catch (e) {
+    // A job with the same key was enqueued between the statement's snapshot and its insert: nothing changed.
+    if (isUniqueViolation(e)) throw conflict(`dead letter ${id} cannot be replayed`);
+    throw e;
+  }
+};

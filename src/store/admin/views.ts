@@ -1,0 +1,107 @@
+import { isoSql } from "../shared/paging.js";
+
+/** A job as the API and the dashboard show it one at a time (`getJob`): with its payload. */
+export interface JobView {
+  readonly id: string;
+  readonly job: string;
+  readonly payload: unknown;
+  /** `dead` only from `getJob`: the job is now a dead letter (see `reason`, `deadAt`). */
+  readonly status: "queued" | "running" | "dead";
+  readonly runAt: string;
+  readonly priority: number;
+  /** Attempts started so far. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly lastError: string | null;
+  readonly idempotencyKey: string | null;
+  readonly correlationId: string | null;
+  readonly leaseExpiresAt: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly reason: string | null;
+  readonly deadAt: string | null;
+}
+
+/** A dead letter as the API and the dashboard show it one at a time (`getDeadLetter`): with its payload. */
+export interface DeadLetterView {
+  readonly id: string;
+  readonly job: string;
+  readonly payload: unknown;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly priority: number;
+  readonly reason: string;
+  readonly lastError: string | null;
+  readonly idempotencyKey: string | null;
+  readonly correlationId: string | null;
+  readonly createdAt: string;
+  readonly deadAt: string;
+}
+
+/** Characters of a payload's JSON text that a list row carries. */
+export const PAYLOAD_PREVIEW_CHARS = 300;
+
+/**
+ * What a list row says of its payload instead of the payload itself, so a page
+ * stays small whatever the payloads weigh (a page of full 1 MiB payloads would
+ * not fit in one Neon HTTP response). The detail routes have the payload.
+ */
+export interface PayloadPreview {
+  /**
+   * The payload's JSON text as PostgreSQL writes it (`{"to": "a@b.example"}`, a space
+   * after each `:` and `,`), cut to its first 300 characters: for showing, not
+   * parsing, since a cut text is not JSON.
+   */
+  readonly payloadPreview: string;
+  /** Size in bytes (UTF-8) of that whole text: a little more than the compact JSON the enqueue limit counts. */
+  readonly payloadBytes: number;
+  /** Whether the preview was cut (the payload is longer than the preview). */
+  readonly payloadTruncated: boolean;
+}
+
+/** A row of `listJobs`: a queued or running job, its payload as a preview. */
+export interface JobSummary extends Omit<JobView, "payload" | "status">, PayloadPreview {
+  readonly status: "queued" | "running";
+}
+
+/** A row of `listDeadLetters`: a dead letter, its payload as a preview. */
+export interface DeadLetterSummary extends Omit<DeadLetterView, "payload">, PayloadPreview {}
+
+// Drivers differ on timestamps and bigints; jsonb reads the same everywhere, so rows leave as one jsonb value.
+const jobFields = (q: string) => `
+  'id', ${q}.id, 'job', ${q}.job_name, 'status', ${q}.status,
+  'runAt', ${isoSql(`${q}.run_at`)}, 'priority', ${q}.priority, 'attempt', ${q}.attempt,
+  'maxAttempts', ${q}.max_attempts, 'lastError', ${q}.last_error, 'idempotencyKey', ${q}.idempotency_key,
+  'correlationId', ${q}.correlation_id, 'leaseExpiresAt', ${isoSql(`${q}.lease_expires_at`)},
+  'createdAt', ${isoSql(`${q}.created_at`)}, 'updatedAt', ${isoSql(`${q}.updated_at`)},
+  'reason', NULL, 'deadAt', NULL`;
+
+const deadLetterFields = (d: string) => `
+  'id', ${d}.id, 'job', ${d}.job_name, 'attempts', ${d}.attempts,
+  'maxAttempts', ${d}.max_attempts, 'priority', ${d}.priority, 'reason', ${d}.reason,
+  'lastError', ${d}.last_error, 'idempotencyKey', ${d}.idempotency_key, 'correlationId', ${d}.correlation_id,
+  'createdAt', ${isoSql(`${d}.created_at`)}, 'deadAt', ${isoSql(`${d}.dead_at`)}`;
+
+/** A queue row `q` as one jsonb value, payload included. */
+export const jobJson = (q: string) => `jsonb_build_object(${jobFields(q)}, 'payload', ${q}.payload)`;
+
+/** A dead letters row `d` as one jsonb value, payload included. */
+export const deadLetterJson = (d: string) => `jsonb_build_object(${deadLetterFields(d)}, 'payload', ${d}.payload)`;
+
+/**
+ * A join that gives row `r` its payload's text once, as `<p>.t` (OFFSET 0 keeps the
+ * planner from copying the expression into each use). Joined to the page's rows
+ * only (after their LIMIT), it serialises at most a page of payloads, each at
+ * most the payload limit, and ships none of them.
+ */
+export const payloadTextJoin = (r: string, p: string) => `CROSS JOIN LATERAL (SELECT ${r}.payload::text AS t OFFSET 0) ${p}`;
+
+const previewFields = (p: string) => `
+  'payloadPreview', left(${p}.t, ${PAYLOAD_PREVIEW_CHARS}), 'payloadBytes', octet_length(${p}.t),
+  'payloadTruncated', octet_length(${p}.t) > octet_length(left(${p}.t, ${PAYLOAD_PREVIEW_CHARS}))`;
+
+/** A queue row `q` as a list row, with `p` from `payloadTextJoin`. */
+export const jobSummaryJson = (q: string, p: string) => `jsonb_build_object(${jobFields(q)}, ${previewFields(p)})`;
+
+/** A dead letters row `d` as a list row, with `p` from `payloadTextJoin`. */
+export const deadLetterSummaryJson = (d: string, p: string) => `jsonb_build_object(${deadLetterFields(d)}, ${previewFields(p)})`;

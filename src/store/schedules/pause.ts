@@ -1,0 +1,28 @@
+import type { Db } from "../../db.js";
+import { STATE_COLUMNS, type ScheduleStateRow } from "./states.js";
+import type { ScheduleRowInput } from "./sync.js";
+import { Params, type Tables } from "../shared/tables.js";
+
+/**
+ * Pauses or resumes one schedule in one statement. The row is created from the
+ * code's definition if no tick has synced it yet. Resuming a paused schedule
+ * restarts it from `row.next_run_at` (the first occurrence after now), so the
+ * occurrences passed while paused are not run; resuming a running one changes nothing.
+ */
+export const setSchedulePaused = async (db: Db, t: Tables, row: ScheduleRowInput, paused: boolean): Promise<ScheduleStateRow> => {
+  const p = new Params();
+  const text = `
+    WITH upserted AS (
+      INSERT INTO ${t.schedules} AS s (name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, paused)
+      SELECT name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, ${p.add(paused)}::boolean
+      FROM jsonb_to_recordset(${p.json([row])}) AS i(name text, cron text, timezone text, job_name text, payload jsonb,
+        missed jsonb, definition_hash text, next_run_at timestamptz)
+      ON CONFLICT (name) DO UPDATE SET
+        paused = excluded.paused,
+        next_run_at = CASE WHEN s.paused AND NOT excluded.paused THEN excluded.next_run_at ELSE s.next_run_at END,
+        updated_at = now()
+      RETURNING s.*)
+    SELECT ${STATE_COLUMNS("u")} FROM upserted u`;
+  const { rows } = await db.query<ScheduleStateRow>(text, p.values);
+  return rows[0]!;
+};

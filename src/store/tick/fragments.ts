@@ -1,0 +1,32 @@
+import type { Params, Tables } from "../shared/tables.js";
+
+/**
+ * One common table expression of a step statement. Several fragments are
+ * composed into a single statement, so a tick settles, dead-letters, requeues,
+ * claims and records metrics in one round trip, atomically.
+ */
+export interface Fragment {
+  /** `name AS (...)` entries, in dependency order. */
+  readonly ctes: string[];
+  /** CTEs whose rows end a job here as dead, with the columns of `DEAD_COLUMNS`. */
+  readonly deadSources?: string[];
+  /** CTEs returning `job_name, duration_ms` with the outcome they stand for, for the metrics upsert. */
+  readonly outcomes?: Array<{ cte: string; outcome: Outcome }>;
+}
+
+export type Outcome = "succeeded" | "retried" | "dead_lettered" | "requeued" | "reclaimed";
+
+export type FragmentBuilder<I> = (t: Tables, p: Params, input: I) => Fragment;
+
+/** The fence every write to a claimed job carries: this row, still running, under this claim's token. */
+export const FENCE = (alias: string, s: string) =>
+  `${alias}.id = ${s}.id AND ${alias}.status = 'running' AND ${alias}.lease_owner = ${s}.owner`;
+
+/** What a dead-letter source returns: the row as it was, plus why it died. */
+export const deadColumns = (q: string, error: string, reason: string, duration: string) =>
+  `${q}.id, ${q}.job_name, ${q}.payload, ${q}.attempt, ${q}.max_attempts, ${q}.priority,
+   ${q}.idempotency_key, ${q}.correlation_id, ${q}.created_at,
+   ${error} AS dead_error, ${reason} AS dead_reason, ${duration} AS duration_ms`;
+
+/** Every text a settle writes is made storable here too, whoever built the settlement. */
+export { storableText as clip } from "../../error-text.js";

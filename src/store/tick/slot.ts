@@ -1,0 +1,144 @@
+import type { Params, Tables } from "../shared/tables.js";
+
+/** The counts a tick reports; its slot row keeps them, so they are computed once, in SQL. */
+export interface TickCounts {
+  claimed: number;
+  succeeded: number;
+  retried: number;
+  deadLettered: number;
+  requeued: number;
+  leaseLost: number;
+  reclaimed: number;
+}
+
+export const COUNT_COLUMNS: Record<keyof TickCounts, string> = {
+  claimed: "claimed",
+  succeeded: "succeeded",
+  retried: "retried",
+  deadLettered: "dead_lettered",
+  requeued: "requeued",
+  leaseLost: "lease_lost",
+  reclaimed: "reclaimed",
+};
+
+/** A slot another tick was asked to start in: it presents the token to take exactly that slot. */
+export interface Handoff {
+  readonly slot: number;
+  readonly token: string;
+}
+
+/** What a step statement does with the tick's slot. */
+export type SlotStep =
+  /** Take a free slot (or the handed-off one) if this statement finds work; claims run only when one was free. */
+  | {
+      readonly mode: "take";
+      readonly maxTicks: number;
+      readonly owner: string;
+      readonly leaseMs: number;
+      readonly budgetMs: number;
+      readonly handoff?: Handoff;
+      /** Counts from statements this tick sent before it held a slot (a reclaim). */
+      readonly carry?: Partial<TickCounts>;
+    }
+  /** Keep the slot: claims are fenced on still holding it; the lease follows the claims' lease. */
+  | { readonly mode: "hold"; readonly slot: number; readonly owner: string; readonly leaseMs: number }
+  /** Free the slot, or, with `handoff`, reserve it for the next tick if due work remains. */
+  | { readonly mode: "release"; readonly slot: number; readonly owner: string; readonly handoff?: { readonly reserveMs: number } };
+
+/** The tick's slot row as a step returns it. */
+export interface TickRow extends TickCounts {
+  readonly slot: number;
+  readonly owner: string | null;
+  readonly reserved: boolean;
+}
+
+const ms = (p: Params, value: number) => `${p.add(Math.max(0, Math.round(value)))}::bigint * interval '1 millisecond'`;
+
+/** CTEs that must precede the claim, and the condition the claim runs under. */
+export const slotGate = (t: Tables, p: Params, step: SlotStep): { ctes: string[]; gate: string | undefined } => {
+  if (step.mode === "take") {
+    const hslot = p.add(step.handoff?.slot ?? null);
+    const token = p.add(step.handoff?.token ?? null);
+    const handed = `(reserved AND slot = ${hslot}::int AND owner = ${token}::uuid AND expires_at > now())`;
+    return {
+      ctes: [
+        `tick_free AS (
+          SELECT slot FROM ${t.ticks}
+          WHERE slot <= ${p.add(step.maxTicks)}::int AND (expires_at IS NULL OR expires_at <= now() OR ${handed})
+          ORDER BY ${handed} DESC, slot LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+      ],
+      gate: "EXISTS (SELECT 1 FROM tick_free)",
+    };
+  }
+  if (step.mode === "hold") {
+    return { ctes: [], gate: `EXISTS (SELECT 1 FROM ${t.ticks} WHERE slot = ${p.add(step.slot)}::int AND owner = ${p.add(step.owner)}::uuid)` };
+  }
+  return { ctes: [], gate: undefined };
+};
+
+const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claimed, t.succeeded, t.retried,
+  t.dead_lettered AS "deadLettered", t.requeued, t.lease_lost AS "leaseLost", t.reclaimed`;
+
+/**
+ * The update of the tick's slot row, after every other CTE: it adds this
+ * statement's counts (SQL expressions over the settle CTEs) to the tick's.
+ * `dueAfter` says whether due work remains (for a handoff).
+ */
+export const slotRowCte = (t: Tables, p: Params, step: SlotStep, counts: Record<keyof TickCounts, string>, dueAfter: string): string => {
+  const fields = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
+  if (step.mode === "take") {
+    const set = fields.map((f) => `${COUNT_COLUMNS[f]} = ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
+    return `tick_row AS (
+      UPDATE ${t.ticks} t SET owner = ${p.add(step.owner)}::uuid, reserved = false, expires_at = now() + ${ms(p, step.leaseMs)},
+        started_at = now(), finished_at = NULL, budget_ms = ${p.add(Math.round(step.budgetMs))}::int, ${set}
+      FROM tick_free f WHERE t.slot = f.slot AND (${counts.claimed}) + (${counts.reclaimed}) > 0
+      ${RETURNING})`;
+  }
+  const add = fields.map((f) => `${COUNT_COLUMNS[f]} = t.${COUNT_COLUMNS[f]} + ${counts[f]}`).join(", ");
+  const fence = `t.slot = ${p.add(step.slot)}::int AND t.owner = ${p.add(step.owner)}::uuid`;
+  if (step.mode === "hold") {
+    return `tick_row AS (
+      UPDATE ${t.ticks} t SET ${add}, expires_at = greatest(t.expires_at, now() + ${ms(p, step.leaseMs)})
+      WHERE ${fence} ${RETURNING})`;
+  }
+  const handoff = step.handoff ? `(${dueAfter})` : "false";
+  const reserve = step.handoff ? ms(p, step.handoff.reserveMs) : "interval '0'";
+  return `tick_row AS (
+    UPDATE ${t.ticks} t SET ${add}, finished_at = now(), reserved = ${handoff},
+      owner = CASE WHEN ${handoff} THEN gen_random_uuid() END,
+      expires_at = CASE WHEN ${handoff} THEN now() + ${reserve} END
+    WHERE ${fence} ${RETURNING})`;
+};
+
+/** Asks for more ticks when this statement's claim was full and a bounded count says more is due. */
+export interface FanOut {
+  readonly maxTicks: number;
+  readonly concurrency: number;
+  /** The claim's limit: fan-out is considered only when the claim took all of it. */
+  readonly want: number;
+  /** Most due rows counted (the count never scans further). */
+  readonly bound: number;
+  /** Most ticks this statement asks for. */
+  readonly maxSpawn: number;
+  /** How long a reservation waits for its tick. */
+  readonly reserveMs: number;
+}
+
+/** Reserves free slots (never the tick's own) for the extra ticks; their tokens come back in the `spawn` column. */
+export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string): string[] => [
+  `fan_due AS (
+    SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${p.add(f.want)}::int
+      THEN (SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now() LIMIT ${p.add(f.bound)}::int) x)
+           - (SELECT count(*) FROM claimed)
+      ELSE 0 END AS more)`,
+  `fan_pick AS (
+    SELECT slot FROM ${t.ticks}
+    WHERE slot <= ${p.add(f.maxTicks)}::int AND (expires_at IS NULL OR expires_at <= now()) AND slot NOT IN (${ownSlot})
+    ORDER BY slot
+    LIMIT (SELECT least(${p.add(f.maxSpawn)}::int, ceil(greatest(more, 0)::numeric / ${p.add(f.concurrency)}::int))::int FROM fan_due)
+    FOR UPDATE SKIP LOCKED)`,
+  `fan_reserved AS (
+    UPDATE ${t.ticks} t SET owner = gen_random_uuid(), reserved = true, expires_at = now() + ${ms(p, f.reserveMs)}
+    FROM fan_pick f WHERE t.slot = f.slot
+    RETURNING t.slot, t.owner::text AS token)`,
+];

@@ -1,0 +1,159 @@
+import type { Db, QueryOptions } from "../../db.js";
+import { claimFragment, type ClaimedRow, type ClaimInput } from "./claim.js";
+import { completeFragment, type Completion } from "./complete.js";
+import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
+import type { Fragment } from "./fragments.js";
+import { metricsCte } from "./metrics.js";
+import { reclaimFragment } from "./reclaim.js";
+import { requeueFragment, type Requeue } from "./requeue.js";
+import { retryFragment, type Retry } from "./retry.js";
+import { Params, type Tables } from "../shared/tables.js";
+import { type FanOut, fanOutCtes, type Handoff, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
+
+export type { TickCounts } from "./slot.js";
+
+export interface StepInput {
+  readonly complete?: readonly Completion[];
+  readonly retry?: readonly Retry[];
+  readonly deadLetter?: readonly DeadLetter[];
+  readonly requeue?: readonly Requeue[];
+  readonly reclaim?: { readonly limit: number };
+  readonly claim?: ClaimInput;
+  /** What this statement does with the tick's slot (absent: no slot, e.g. a late settlement). */
+  readonly slot?: SlotStep;
+  /** With a claim: reserve slots for extra ticks when the claim was full and more is due. */
+  readonly fanOut?: FanOut;
+  /** Records that a tick started (the first statement of every tick does, idle or not). */
+  readonly markTick?: boolean;
+  /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
+  readonly probe?: readonly string[];
+}
+
+/** Per id, what the statement did; a settlement whose id is in none of these lists was refused by the fence. */
+export interface StepResult {
+  readonly claimed: ClaimedRow[];
+  readonly completed: string[];
+  readonly retried: string[];
+  readonly deadLettered: string[];
+  readonly requeued: string[];
+  readonly requeueExhausted: string[];
+  readonly reclaimed: string[];
+  readonly reclaimExhausted: string[];
+  /** This statement's own counts. */
+  readonly counts: TickCounts;
+  /** The tick's slot row after this statement (its counts are the tick's so far); null when it holds none. */
+  readonly tick: TickRow | null;
+  /** Take: whether a slot was free (or handed over); false means the cap is reached. */
+  readonly slotFree: boolean;
+  /** Slots reserved for extra ticks, with the tokens they take them with. */
+  readonly spawn: Handoff[];
+  /** Values of the `probe` columns, by name. */
+  readonly probe: Record<string, unknown>;
+}
+
+const ID_LISTS = {
+  completed: "completed",
+  retried: "retried",
+  deadLettered: "dead_lettered",
+  requeued: "requeued",
+  requeueExhausted: "requeue_exhausted",
+  reclaimed: "reclaimed",
+  reclaimExhausted: "reclaim_exhausted",
+} as const satisfies Record<Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn">, string>;
+
+const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
+
+export const EMPTY_STEP: StepResult = {
+  claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], probe: {},
+};
+
+const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
+
+/** This statement's counts as SQL over the CTEs present: the one place they are computed. */
+const countsSql = (present: ReadonlySet<string>, settling: number, p: Params): Record<keyof TickCounts, string> => {
+  const count = (ctes: string[]) => {
+    const parts = ctes.filter((c) => present.has(c)).map((c) => `(SELECT count(*) FROM ${c})`);
+    return parts.length > 0 ? `(${parts.join(" + ")})::int` : "0";
+  };
+  return {
+    claimed: count(["claimed"]),
+    succeeded: count(["completed"]),
+    retried: count(["retried"]),
+    deadLettered: count(["dead_lettered", "requeue_exhausted", "reclaim_exhausted"]),
+    requeued: count(["requeued"]),
+    leaseLost: settling > 0 ? `${p.add(settling)}::int - ${count(["completed", "retried", "dead_lettered", "requeued", "requeue_exhausted"])}` : "0",
+    reclaimed: count(["reclaimed", "reclaim_exhausted"]),
+  };
+};
+
+/**
+ * Builds the one statement for a tick step: settle what finished, requeue what
+ * is left at the deadline, reclaim expired leases, take or keep the tick's slot,
+ * claim more, reserve slots for more ticks, and record metrics and the tick's
+ * counts, each part present only when needed. Exported for tests and the
+ * benchmark's bare-SQL baseline.
+ */
+export const buildStep = (t: Tables, input: StepInput): { text: string; values: unknown[] } | undefined => {
+  const p = new Params();
+  const fragments: Fragment[] = [];
+  const claiming = input.claim !== undefined && input.claim.limit > 0 && input.slot?.mode !== "release";
+  // The gate's parameters appear in the text only when it is used (PostgreSQL must see every parameter's type).
+  const gate = input.slot && (claiming || input.slot.mode === "take") ? slotGate(t, p, input.slot) : { ctes: [], gate: undefined };
+  if (nonEmpty(input.complete)) fragments.push(completeFragment(t, p, input.complete));
+  if (nonEmpty(input.retry)) fragments.push(retryFragment(t, p, input.retry));
+  if (nonEmpty(input.deadLetter)) fragments.push(deadLetterFragment(t, p, input.deadLetter));
+  if (nonEmpty(input.requeue)) fragments.push(requeueFragment(t, p, input.requeue));
+  if (input.reclaim) fragments.push(reclaimFragment(t, p, input.reclaim));
+  if (claiming) fragments.push(claimFragment(t, p, input.claim!, gate.gate));
+
+  const ctes = [...gate.ctes, ...fragments.flatMap((f) => f.ctes)];
+  const deadSources = fragments.flatMap((f) => f.deadSources ?? []);
+  const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
+  if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
+  if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
+  if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`);
+  const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
+  if (fanning) {
+    const own = input.slot!.mode === "take" ? "SELECT slot FROM tick_free" : p.add((input.slot as { slot: number }).slot);
+    ctes.push(...fanOutCtes(t, p, input.fanOut!, own));
+  }
+
+  const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : [])]);
+  const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
+  const counts = countsSql(present, settling, p);
+  if (input.slot) {
+    const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
+    ctes.push(slotRowCte(t, p, input.slot, counts, due));
+  }
+  if (ctes.length === 0 && !input.probe?.length) return undefined;
+
+  const columns = [
+    claiming ? `(SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) FROM claimed c) AS claimed` : `'[]'::jsonb AS claimed`,
+    ...Object.entries(ID_LISTS).map(([key, cte]) =>
+      present.has(cte) ? `(SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ${cte}) AS "${key}"` : `'[]'::jsonb AS "${key}"`,
+    ),
+    `jsonb_build_object(${Object.entries(counts).map(([k, v]) => `'${k}', ${v}`).join(", ")}) AS counts`,
+    input.slot ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,
+    input.slot?.mode === "take" ? `EXISTS (SELECT 1 FROM tick_free) AS "slotFree"` : `false AS "slotFree"`,
+    fanning
+      ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
+      : `'[]'::jsonb AS spawn`,
+    ...(input.probe ?? []),
+  ];
+  const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
+  return { text: `${withClause}SELECT ${columns.join(",\n  ")}`, values: p.values };
+};
+
+type StepRow = Omit<StepResult, "probe"> & { [probe: string]: unknown };
+
+/** Runs one step statement (bounded by `options.timeoutMs`). A step with nothing to do sends nothing. */
+export const runStep = async (db: Db, t: Tables, input: StepInput, options: QueryOptions = {}): Promise<StepResult> => {
+  const statement = buildStep(t, input);
+  if (!statement) return EMPTY_STEP;
+  const { rows } = await db.query<StepRow>(statement.text, statement.values, { prepare: true, ...options });
+  const row = rows[0];
+  if (!row) return EMPTY_STEP;
+  const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, ...probe } = row;
+  return { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, probe };
+};

@@ -2,6 +2,7 @@ import type { JobsSettings } from "./settings/library.js";
 import type { Db } from "./db.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
+import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 import { findKeyed, insertJobs, type EnqueuedRow, type NewJobRow } from "./store/enqueue/insert-jobs.js";
 import type { Tables } from "./store/shared/tables.js";
 import { checkPayload, unstorable } from "./payload.js";
@@ -73,8 +74,8 @@ export const prepareJob = (
   const priority = item.priority ?? job.priority ?? 0;
   if (!Number.isInteger(priority) || Math.abs(priority) > INT32) badOption("priority must be an integer", where, "priority");
   const maxAttempts = item.maxAttempts ?? job.maxAttempts ?? settings.defaultMaxAttempts;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000) {
-    badOption("maxAttempts must be an integer from 1 to 1000", where, "maxAttempts");
+  if (!isMaxAttempts(maxAttempts)) {
+    badOption(`maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`, where, "maxAttempts");
   }
   return {
     id: crypto.randomUUID(),

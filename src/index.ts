@@ -1,26 +1,23 @@
+// `pgtick`: the library. Jobs and schedules, enqueue, the tick, the admin calls, drivers and settings.
+// The HTTP app and dashboard are `pgtick/http`, the typed client `pgtick/client`, the platform
+// entrypoints `pgtick/vercel` and `pgtick/cloudflare`.
 export { defineJob, type AnyJob, type JobContext, type JobDefinition, type BackoffOptions } from "./job.js";
-export { createJobs, type Jobs, type JobsOptions } from "./jobs.js";
+export { createJobs, type AnyJobs, type Jobs, type JobsOptions, type TypedEnqueueItem, type WithDb } from "./jobs.js";
+export type { QueueAdmin, DeadLettersAdmin, ListJobsQuery, ListDeadLettersQuery } from "./admin/admin.js";
 export { JobsError, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
-export { fromPg, fromNeonHttp, countingDb, type Db, type PgLike, type QueryResult } from "./db.js";
+export { fromPg, fromNeonHttp, countingDb, StatementTimeout, type Db, type PgLike, type QueryResult, type QueryOptions } from "./db.js";
 export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type JobsSettings, type JobsSettingsInput } from "./settings/library.js";
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogLevel } from "./log.js";
 export { migrate, migrationStatement, type Migration } from "./migrate.js";
 export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
-export type { Handoff, TickOptions, TickReport } from "./tick/types.js";
+export type { Handoff, TickExtension, TickOptions, TickReport } from "./tick/types.js";
 export { parseDuration } from "./settings/duration.js";
-export { defineSchedule, occurrenceKey, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi } from "./schedules/index.js";
-export { createDashboard, type DashboardOptions } from "./dashboard/dashboard-app.js";
-export { createApp, type AppOptions } from "./http/api-app.js";
-export { STATUS as API_ERROR_STATUS, type ApiErrorBody, type ApiErrorCode } from "./http/api-errors.js";
-export { createClient, JobsApiError, type ClientOptions, type JobsClient, type ListJobsParams } from "./client/client.js";
-export { listJobs, type ListJobsQuery } from "./store/admin/jobs-list.js";
-export { getJob } from "./store/admin/job-get.js";
-export { cancelJob, type CancelOutcome } from "./store/admin/job-cancel.js";
-export { listDeadLetters, type ListDeadLettersQuery } from "./store/admin/dead-letters-list.js";
-export { getDeadLetter } from "./store/admin/dead-letter-get.js";
-export { replayDeadLetter, type ReplayOptions } from "./store/admin/replay.js";
-export { bulkReplay, type BulkReplayResult, type BulkReplaySelector } from "./store/admin/replay-bulk.js";
-export { discardDeadLetter, discardDeadLetters } from "./store/admin/dead-letter-discard.js";
-export { getStats, type Stats, type QueueDepth, type MinuteCounts } from "./store/admin/stats.js";
-export type { JobView, DeadLetterView } from "./store/admin/views.js";
+export {
+  defineSchedule, occurrenceKey, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi,
+} from "./schedules/index.js";
+export { DEAD_REASONS, MAX_ATTEMPTS, JOB_STATUSES, type DeadReason, type JobStatus } from "./terms.js";
+export type { BulkReplayResult, BulkReplaySelector } from "./store/admin/replay-bulk.js";
+export type { Stats, QueueDepth, MinuteCounts } from "./store/admin/stats.js";
+export { PAYLOAD_PREVIEW_CHARS, type JobView, type JobSummary, type DeadLetterView, type DeadLetterSummary, type PayloadPreview } from "./store/admin/views.js";
 export type { Page } from "./store/shared/paging.js";
+export type { Tables } from "./store/shared/tables.js";

@@ -1,6 +1,7 @@
 // Core types, so a job's schema can be built with `zod` or with the smaller `zod/mini`.
 import type { $ZodType, input, output } from "zod/v4/core";
 import type { Logger } from "./log.js";
+import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
 export interface JobContext {
   readonly jobId: string;
@@ -59,8 +60,8 @@ export const defineJob = <const Name extends string, Schema extends $ZodType>(
   }
   // The same bounds enqueue enforces, checked once here so a bad definition fails at start, not at every enqueue.
   const { maxAttempts, timeoutMs, priority, backoff } = definition;
-  if (maxAttempts !== undefined && (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > 1_000)) {
-    throw new TypeError(`job ${definition.name}: maxAttempts must be an integer from 1 to 1000`);
+  if (maxAttempts !== undefined && !isMaxAttempts(maxAttempts)) {
+    throw new TypeError(`job ${definition.name}: maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`);
   }
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new TypeError(`job ${definition.name}: timeoutMs must be a positive number`);

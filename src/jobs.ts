@@ -5,6 +5,8 @@ import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult 
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
+import { queueAdmin, type QueueAdmin } from "./admin/admin.js";
+import { wakeLiveTicks } from "./tick/live.js";
 import { tablesFor, type Tables } from "./store/shared/tables.js";
 import { runTick } from "./tick/loop.js";
 import type { TickExtension, TickOptions, TickReport } from "./tick/types.js";
@@ -46,7 +48,12 @@ export type EnqueueArgs<J extends AnyJob> = {
   [N in J["name"]]: [job: N, payload: JobInput<J, N>, options?: EnqueueOptions & WithDb];
 }[J["name"]];
 
-export interface Jobs<J extends readonly AnyJob[]> {
+/**
+ * A queue: enqueue and tick (the hot path), and the admin surface (`QueueAdmin`:
+ * list, get, cancel, stats, health, dead letters; schedules), the same calls under
+ * the same names as the typed HTTP client.
+ */
+export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   readonly settings: JobsSettings;
   readonly tables: Tables;
   readonly registry: ReadonlyMap<string, AnyJob>;
@@ -62,9 +69,17 @@ export interface Jobs<J extends readonly AnyJob[]> {
   enqueueUnchecked(items: readonly EnqueueItem[], options?: WithDb & { batch?: boolean }): Promise<EnqueueResult[]>;
   /** One dispatcher invocation: what a platform cron calls every minute. */
   tick(options?: TickOptions): Promise<TickReport>;
-  /** List, pause, resume and run-now for the schedules passed to createJobs. */
+  /**
+   * Wakes the ticks of this queue running in this process, so they claim work
+   * that just became due; true when one of them has free slots (no new tick needed).
+   */
+  wake(): boolean;
+  /** List, pause, resume and run for the schedules passed to createJobs. */
   readonly schedules: SchedulesApi;
 }
+
+/** A queue whose job names are only known at run time (the HTTP API, the CLI, the dashboard). */
+export type AnyJobs = Jobs<readonly AnyJob[]>;
 
 const asDb = (db: Db | PgLike): Db => fromPg(db);
 
@@ -81,6 +96,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
     enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true);
   return {
+    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes }),
     settings,
     tables,
     registry,
@@ -95,6 +111,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
     tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions }, tickOptions),
+    wake: () => wakeLiveTicks(tables.prefix),
     schedules: scheduling.api,
   };
 };

@@ -29,10 +29,10 @@ describe("typed client against the app on a real socket", () => {
     const a = await client.enqueue("send-email", { to: "a@b.co" }, { idempotencyKey: "welcome-1", priority: 2 });
     expect(a).toEqual({ id: expect.any(String), deduplicated: false });
     expect(await client.enqueue("send-email", { to: "other@b.co" }, { idempotencyKey: "welcome-1" })).toEqual({ id: a.id, deduplicated: true });
-    const job = await client.getJob(a.id);
+    const job = await client.get(a.id);
     expect(job).toMatchObject({ id: a.id, job: "send-email", status: "queued", priority: 2, payload: { to: "a@b.co" } });
-    expect(await client.getJob(crypto.randomUUID())).toBeNull();
-    const page = await client.listJobs({ job: "send-email", limit: 10 });
+    expect(await client.get(crypto.randomUUID())).toBeNull();
+    const page = await client.list({ job: "send-email", limit: 10 });
     expect(page.items.map((j) => j.id)).toEqual([a.id]);
     // List rows carry a preview of the payload and its size; getJob has the payload.
     expect(page.items[0]).toMatchObject({ payloadPreview: '{"to": "a@b.co"}', payloadBytes: 16, payloadTruncated: false });
@@ -59,9 +59,9 @@ describe("typed client against the app on a real socket", () => {
     expect(items).toHaveLength(2);
     const e = await client.enqueueMany([{ job: "send-email", payload: { to: "c@d.co" } }, { job: "send-email", payload: { to: "nope" } }]).catch((x: unknown) => x);
     expect(e).toMatchObject({ code: "invalid_payload", details: { index: 1 } });
-    await client.cancelJob(items[0]!.id);
-    expect(await client.getJob(items[0]!.id)).toBeNull();
-    expect(await client.cancelJob(items[0]!.id).catch((x: unknown) => x)).toMatchObject({ status: 404, code: "not_found" });
+    await client.cancel(items[0]!.id);
+    expect(await client.get(items[0]!.id)).toBeNull();
+    expect(await client.cancel(items[0]!.id).catch((x: unknown) => x)).toMatchObject({ status: 404, code: "not_found" });
   });
 
   it("lists, replays (also with an edited payload) and discards dead letters", async () => {
@@ -72,8 +72,8 @@ describe("typed client against the app on a real socket", () => {
     const page = await client.deadLetters.list({ job: "broken" });
     expect(page.items.map((d) => d.id).sort()).toEqual([id, second.id, third.id].sort());
     expect(await client.deadLetters.get(id)).toMatchObject({ reason: "permanent", payload: { n: 1 } });
-    expect(await client.deadLetters.replay(id, { payload: { n: 10 } })).toEqual({ id });
-    expect((await client.getJob(id))?.payload).toEqual({ n: 10 });
+    expect(await client.deadLetters.replay(id, { payload: { n: 10 } })).toEqual({ id, replayed: true });
+    expect((await client.get(id))?.payload).toEqual({ n: 10 });
     expect(await client.deadLetters.replay(id).catch((x: unknown) => x)).toMatchObject({ code: "not_found" });
     const bulk = await client.deadLetters.replayMany({ ids: [second.id] });
     expect(bulk.replayed).toEqual([second.id]);
@@ -91,11 +91,60 @@ describe("typed client against the app on a real socket", () => {
     expect(await client.schedules.pause("daily-resize")).toMatchObject({ paused: true });
     expect(await client.schedules.resume("daily-resize")).toMatchObject({ paused: false });
     const run = await client.schedules.run("daily-resize");
-    expect((await client.getJob(run.id))?.payload).toEqual({ url: "https://x.test/a.png", width: 10 });
+    expect((await client.get(run.id))?.payload).toEqual({ url: "https://x.test/a.png", width: 10 });
   });
 
   it("surfaces auth failures as JobsApiError 401", async () => {
     const bad = createClient<typeof jobList>({ baseUrl: server.url, token: "wrong-token" });
     expect(await bad.stats().catch((x: unknown) => x)).toMatchObject({ status: 401, code: "unauthorized" });
+  });
+});
+
+describe("one route table", () => {
+  it("the client calls every route of the table but the tick's and the document's, each as the table says", async () => {
+    const seen = new Set<string>();
+    const recording = createClient<typeof jobList>({
+      baseUrl: "http://table.test",
+      token: "t",
+      fetch: async (req) => {
+        const path = new URL(req.url).pathname.replace(id, ":id").replace("/schedules/s/", "/schedules/:name/");
+        seen.add(`${req.method} ${path}`);
+        return new Response(JSON.stringify({ items: [], id: "x" }), { status: 200 });
+      },
+    });
+    const id = crypto.randomUUID();
+    await recording.enqueue("resize", { url: "https://x.test/a.png", width: 1 });
+    await recording.enqueueMany([{ job: "resize", payload: { url: "https://x.test/a.png", width: 1 } }]);
+    await recording.get(id);
+    await recording.list();
+    await recording.cancel(id);
+    await recording.deadLetters.list();
+    await recording.deadLetters.get(id);
+    await recording.deadLetters.replay(id);
+    await recording.deadLetters.replayMany({ ids: [id] });
+    await recording.deadLetters.discard(id);
+    await recording.deadLetters.discardMany([id]);
+    await recording.schedules.list();
+    await recording.schedules.pause("s");
+    await recording.schedules.resume("s");
+    await recording.schedules.run("s");
+    await recording.stats();
+    await recording.health();
+    const { ROUTES } = await import("../src/http/route-table.js");
+    const expected = Object.entries(ROUTES)
+      .filter(([name]) => !["tick", "tick.get", "openapi"].includes(name))
+      .map(([, r]) => `${r.method} ${r.path}`);
+    expect([...seen].sort()).toEqual([...new Set(expected)].sort());
+  });
+
+  it("the OpenAPI document has exactly the table's routes, and the app answers each path's other methods with 405", async () => {
+    const { ROUTES } = await import("../src/http/route-table.js");
+    const doc = (await (await fetch(`${server.url}/api/openapi.json`, { headers: { authorization: `Bearer ${NEW_TOKEN}` } })).json()) as { paths: Record<string, Record<string, unknown>> };
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).filter((k) => ["get", "post", "delete"].includes(k)).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`));
+    expect(documented.sort()).toEqual(Object.values(ROUTES).map((r) => `${r.method} ${r.path}`).sort());
+    const put = await fetch(`${server.url}/api/dead-letters/discard`, { method: "PUT", headers: { authorization: `Bearer ${NEW_TOKEN}` } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("POST");
   });
 });

@@ -225,7 +225,7 @@ describe("pause, resume, run now", () => {
     const jobs = w.make([hourly("r")]);
     await jobs.tick({ budgetMs: 5_000 });
     await jobs.schedules.pause("r");
-    const { id } = await jobs.schedules.runNow("r");
+    const { id } = await jobs.schedules.run("r");
     const [job] = await h.rows(`SELECT id::text, job_name, payload, correlation_id, idempotency_key, run_at <= now() AS due FROM ${w.t.queue}`);
     expect(job).toEqual({
       id, job_name: "report", payload: { kind: "r" }, due: true,
@@ -241,7 +241,7 @@ describe("pause, resume, run now", () => {
   it("unknown names are not_found; list validates `next`", async () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("x")]);
-    for (const call of [() => jobs.schedules.pause("nope"), () => jobs.schedules.resume("nope"), () => jobs.schedules.runNow("nope")]) {
+    for (const call of [() => jobs.schedules.pause("nope"), () => jobs.schedules.resume("nope"), () => jobs.schedules.run("nope")]) {
       await expect(call()).rejects.toMatchObject({ name: "JobsError", code: "not_found" });
     }
     await expect(jobs.schedules.list({ next: -1 })).rejects.toBeInstanceOf(JobsError);

@@ -1,5 +1,6 @@
-// A small typed client for the HTTP API. Type-only imports: bundling it pulls in
-// no server code, no zod and no driver; payload types come from the job definitions.
+// A small typed client for the HTTP API. Besides the route table (plain data), its imports are
+// types only: bundling it pulls in no server code, no zod and no driver; payload types come from
+// the job definitions. Its calls have the names and results of the library's own (`jobs.get`, ...).
 import type { EnqueueOptions, EnqueueResult } from "../enqueue.js";
 import type { ApiErrorCode } from "../http/api-errors.js";
 import type { AnyJob, JobInput } from "../job.js";
@@ -9,6 +10,7 @@ import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../
 import type { Page } from "../store/shared/paging.js";
 import type { BulkReplayResult } from "../store/admin/replay-bulk.js";
 import type { Stats } from "../store/admin/stats.js";
+import { pathOf, ROUTES, type RouteName } from "../http/route-table.js";
 
 export interface ClientOptions {
   /** Where the app is mounted, e.g. "https://example.com" (routes are under /api). */
@@ -47,19 +49,20 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   /** Enqueues a batch in one statement; nothing is stored if one item is bad (the error's details name its index). */
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>): Promise<EnqueueResult[]>;
   /** A job, or null when it is not queued, running or dead (finished jobs leave the queue). */
-  getJob(id: string): Promise<JobView | null>;
-  /** A page of queued and running jobs; each row has a preview of its payload (`payloadPreview`, `payloadBytes`), `getJob` the payload. */
-  listJobs(params?: ListJobsParams<J>): Promise<Page<JobSummary>>;
+  get(id: string): Promise<JobView | null>;
+  /** A page of queued and running jobs; each row has a preview of its payload (`payloadPreview`, `payloadBytes`), `get` the payload. */
+  list(params?: ListJobsParams<J>): Promise<Page<JobSummary>>;
   /** Cancels a queued job; `JobsApiError` with code `conflict` when it is running, `not_found` when it is gone. */
-  cancelJob(id: string): Promise<void>;
+  cancel(id: string): Promise<{ id: string; cancelled: true }>;
   readonly deadLetters: {
     /** A page of dead letters; each row has a preview of its payload, `get` the payload. */
     list(params?: { job?: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<Page<DeadLetterSummary>>;
     get(id: string): Promise<DeadLetterView | null>;
     /** Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema. */
-    replay(id: string, edit?: { payload: unknown }): Promise<{ id: string }>;
-    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; limit?: number }): Promise<BulkReplayResult>;
-    discard(id: string): Promise<void>;
+    replay(id: string, edit?: { payload: unknown }): Promise<{ id: string; replayed: true }>;
+    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string; limit?: number }): Promise<BulkReplayResult>;
+    discard(id: string): Promise<{ id: string; discarded: true }>;
+    discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
   };
   readonly schedules: {
     list(params?: { next?: number }): Promise<ScheduleInfo[]>;
@@ -70,6 +73,9 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   stats(): Promise<Stats>;
   health(): Promise<{ ok: boolean; lastTickAt: string | null }>;
 }
+
+/** The routes the client calls (the tick takes CRON_SECRET, the OpenAPI document is for tools). */
+export type ClientRoute = Exclude<RouteName, "tick" | "tick.get" | "openapi">;
 
 const query = (params: Record<string, string | number | undefined> = {}) => {
   const q = new URLSearchParams();
@@ -87,10 +93,13 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   const base = options.baseUrl.replace(/\/+$/, "");
   const doFetch = options.fetch ?? ((req: Request) => fetch(req));
 
-  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  /** Calls a route of the table: its method and path, parameters filled in, the query string and a JSON body. */
+  const call = async <T>(route: ClientRoute, args: { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown } = {}): Promise<T> => {
+    const { method } = ROUTES[route];
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await doFetch(new Request(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+    if (args.body !== undefined) headers["content-type"] = "application/json";
+    const url = `${base}${pathOf(route, args.params)}${query(args.query)}`;
+    const res = await doFetch(new Request(url, { method, headers, body: args.body === undefined ? undefined : JSON.stringify(args.body) }));
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -109,41 +118,34 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       if (e instanceof JobsApiError && e.code === "not_found") return null;
       throw e;
     });
-  const seg = encodeURIComponent;
+  const id = (value: string) => ({ params: { id: value } });
+  const name = (value: string) => ({ params: { name: value } });
 
   return {
-    async enqueue(job, payload, opts = {}) {
-      return call<EnqueueResult>("POST", "/api/jobs", { ...opts, job, payload });
-    },
+    enqueue: (job, payload, opts = {}) => call("enqueue", { body: { ...opts, job, payload } }),
     async enqueueMany(items) {
-      return (await call<{ items: EnqueueResult[] }>("POST", "/api/jobs", items)).items;
+      return (await call<{ items: EnqueueResult[] }>("enqueue", { body: items })).items;
     },
-    getJob: (id) => orNull(call<JobView>("GET", `/api/jobs/${seg(id)}`)),
-    listJobs: (params = {}) => call("GET", `/api/jobs${query({ ...params })}`),
-    async cancelJob(id) {
-      await call("DELETE", `/api/jobs/${seg(id)}`);
-    },
+    get: (jobId) => orNull(call<JobView>("get", id(jobId))),
+    list: (params = {}) => call("list", { query: { ...params } }),
+    cancel: (jobId) => call("cancel", id(jobId)),
     deadLetters: {
-      list: (params = {}) => call("GET", `/api/dead-letters${query({ ...params })}`),
-      get: (id) => orNull(call<DeadLetterView>("GET", `/api/dead-letters/${seg(id)}`)),
-      async replay(id, edit) {
-        const r = await call<{ id: string }>("POST", `/api/dead-letters/${seg(id)}/replay`, edit);
-        return { id: r.id };
-      },
-      replayMany: (selector) => call("POST", "/api/dead-letters/replay", selector),
-      async discard(id) {
-        await call("DELETE", `/api/dead-letters/${seg(id)}`);
-      },
+      list: (params = {}) => call("deadLetters.list", { query: { ...params } }),
+      get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),
+      replay: (deadId, edit) => call("deadLetters.replay", { ...id(deadId), body: edit }),
+      replayMany: (selector) => call("deadLetters.replayMany", { body: selector }),
+      discard: (deadId) => call("deadLetters.discard", id(deadId)),
+      discardMany: (ids) => call("deadLetters.discardMany", { body: { ids } }),
     },
     schedules: {
       async list(params = {}) {
-        return (await call<{ items: ScheduleInfo[] }>("GET", `/api/schedules${query({ ...params })}`)).items;
+        return (await call<{ items: ScheduleInfo[] }>("schedules.list", { query: { ...params } })).items;
       },
-      pause: (name) => call("POST", `/api/schedules/${seg(name)}/pause`),
-      resume: (name) => call("POST", `/api/schedules/${seg(name)}/resume`),
-      run: (name) => call("POST", `/api/schedules/${seg(name)}/run`),
+      pause: (schedule) => call("schedules.pause", name(schedule)),
+      resume: (schedule) => call("schedules.resume", name(schedule)),
+      run: (schedule) => call("schedules.run", name(schedule)),
     },
-    stats: () => call("GET", "/api/stats"),
-    health: () => call("GET", "/api/health"),
+    stats: () => call("stats"),
+    health: () => call("health"),
   };
 };

@@ -6,10 +6,10 @@ import { Page } from "./layout.js";
 import { loginRoutes } from "./login.js";
 import { RefusedPage, UnconfiguredPage } from "./pages/public.js";
 import type { AnyJobs } from "./dashboard-context.js";
-import { deadLetterRoutes } from "./pages/dead-letters.js";
-import { jobsRoutes } from "./pages/jobs.js";
-import { overviewRoutes } from "./pages/overview.js";
-import { scheduleRoutes } from "./pages/schedules.js";
+import { deadLetterPages } from "./pages/dead-letter-routes.js";
+import { jobPages } from "./pages/jobs.js";
+import { overviewPages } from "./pages/overview.js";
+import { schedulePages } from "./pages/schedules.js";
 import { CSS } from "./style.js";
 
 
@@ -87,10 +87,10 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   });
 
   const deps = { base };
-  overviewRoutes(app, deps);
-  jobsRoutes(app, deps);
-  deadLetterRoutes(app, deps);
-  scheduleRoutes(app, deps);
+  overviewPages(app, deps);
+  jobPages(app, deps);
+  deadLetterPages(app, deps);
+  schedulePages(app, deps);
 
   app.all("*", (c) =>
     c.html(

@@ -4,18 +4,17 @@ import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
-import { getStats } from "../store/admin/stats.js";
-import { readHealth } from "../store/admin/health.js";
 import type { TickOptions } from "../tick/types.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
-import type { AnyJobs, ApiConfig, ApiEnv } from "./api-context.js";
+import type { AnyJobs, ApiConfig, ApiEnv, Handlers } from "./api-context.js";
 import { drainBound, settleBody } from "./drain.js";
-import { deadLetterRoutes } from "./routes/dead-letters.js";
 import { ApiError, classify, errorResponse } from "./api-errors.js";
-import { jobsRoutes } from "./routes/jobs.js";
-import { openApiDocument } from "./openapi.js";
-import { scheduleRoutes } from "./routes/schedules.js";
+import { methodsByPath, ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
+import { deadLetterHandlers } from "./routes/dead-letters.js";
+import { jobHandlers } from "./routes/jobs.js";
+import { scheduleHandlers } from "./routes/schedules.js";
+import { systemHandlers } from "./routes/system.js";
 
 /** `J` is inferred from `jobs`, so an instance with any job list fits (Jobs<J> is invariant in J). */
 export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
@@ -23,7 +22,7 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
   jobs: Jobs<J> | ((req: Request) => Promise<{ jobs: Jobs<J>; dispose?: () => Promise<void> }>);
   /** JOBS_API_TOKEN (comma-separated, for rotation), CRON_SECRET, JOBS_MAX_BODY_BYTES ... */
   env: Record<string, string | undefined>;
-  /** Called after jobs were enqueued through the API; the deploy engineer hooks the low-latency kick in here. */
+  /** Called after jobs were enqueued through the API (enqueue, replays, schedule run): where a deployment hooks the kick in. */
   onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
   /** Options for the tick `/api/tick` runs (platform entrypoints derive the budget from their execution limit). */
   tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
@@ -40,25 +39,8 @@ const maxBodyBytes = (raw: string | undefined): number => {
   return n;
 };
 
-/** Routes and the methods each answers, for 405 with an Allow header. */
-const ROUTES: Record<string, string[]> = {
-  "/api/jobs": ["GET", "POST"],
-  "/api/jobs/:id": ["GET", "DELETE"],
-  "/api/dead-letters": ["GET"],
-  "/api/dead-letters/replay": ["POST"],
-  "/api/dead-letters/:id": ["GET", "DELETE"],
-  "/api/dead-letters/:id/replay": ["POST"],
-  "/api/schedules": ["GET"],
-  "/api/schedules/:name/pause": ["POST"],
-  "/api/schedules/:name/resume": ["POST"],
-  "/api/schedules/:name/run": ["POST"],
-  "/api/stats": ["GET"],
-  "/api/tick": ["GET", "POST"],
-  "/api/health": ["GET"],
-  "/api/openapi.json": ["GET"],
-};
-
-const OPEN = ["/api/health", "/api/tick"];
+/** Every route's handler, by its name in the route table: the compiler says when one is missing. */
+const HANDLERS: Handlers = { ...jobHandlers, ...deadLetterHandlers, ...scheduleHandlers, ...systemHandlers };
 
 /**
  * The HTTP face of the library: a Hono app with web-standard Request/Response,
@@ -116,68 +98,28 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     }
   });
 
-  // Open: no secrets in the answer, only whether the database answers and when a tick last ran.
-  app.get("/api/health", async (c) => {
-    try {
-      // Inside the try: a connection that cannot even be opened (DATABASE_URL unset) is "unavailable" too.
-      const jobs = await c.get("jobs")();
-      return c.json({ ok: true, ...(await readHealth(jobs.db, jobs.tables)) });
-    } catch (e) {
-      logger.log("error", "health check: database unreachable", { error: e instanceof Error ? e.message : String(e) });
-      return errorResponse(c, "unavailable", "the database does not answer");
-    }
-  });
-
-  // Only CRON_SECRET: an API token does not run ticks.
-  app.on(["GET", "POST"], "/api/tick", async (c) => {
-    await config.cronSecret.check(c.req.header("authorization"));
-    const tickOptions = typeof config.tickOptions === "function" ? await config.tickOptions(c) : config.tickOptions;
-    const jobs = await c.get("jobs")();
-    return c.json(await jobs.tick(tickOptions));
-  });
-
-  // A known path with a method it does not take: 405 naming the ones it does.
-  const refuseOtherMethods = (path: string) => {
-    const methods = ROUTES[path]!;
+  // Every route of the table, each behind the credential its entry names (the cron secret does not
+  // enqueue, an API token does not run ticks); then, for each known path, 405 naming its methods.
+  for (const [name, route] of Object.entries(ROUTES) as Array<[RouteName, RouteSpec]>) {
+    const handler = HANDLERS[name];
+    app.on(route.method, route.path, async (c) => {
+      if (route.auth === "token") await config.apiTokens.check(c.req.header("authorization"));
+      if (route.auth === "cron") await config.cronSecret.check(c.req.header("authorization"));
+      checkDeclaredLength(c.req.raw, config.maxBodyBytes);
+      return handler(c, config);
+    });
+  }
+  for (const [path, methods] of methodsByPath()) {
     app.all(path, (c) => {
       throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${methods.join(" or ")}`, { allow: methods }, {
         Allow: [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].join(", "),
       });
     });
-  };
-  // The routes outside the token check answer 405 before it.
-  for (const path of OPEN) refuseOtherMethods(path);
+  }
 
-  // Everything else under /api takes an API token (the cron secret does not enqueue).
-  app.use("/api/*", async (c, next) => {
-    await config.apiTokens.check(c.req.header("authorization"));
-    checkDeclaredLength(c.req.raw, config.maxBodyBytes);
-    await next();
-  });
-
-  app.route("/api", jobsRoutes(config));
-  app.route("/api", deadLetterRoutes(config));
-  app.route("/api", scheduleRoutes(config));
-
-  app.get("/api/stats", async (c) => {
-    const jobs = await c.get("jobs")();
-    return c.json(await getStats(jobs.db, jobs.tables));
-  });
-
-  let openapi: { registry: ReadonlyMap<string, AnyJob>; doc: Record<string, unknown> } | undefined;
-  app.get("/api/openapi.json", async (c) => {
-    const jobs = await c.get("jobs")();
-    if (openapi?.registry !== jobs.registry) openapi = { registry: jobs.registry, doc: openApiDocument(jobs.registry) };
-    return c.json(openapi.doc);
-  });
-
-  for (const path of Object.keys(ROUTES)) if (!OPEN.includes(path)) refuseOtherMethods(path);
-
-  // ---- dashboard mount point (owned by the dashboard engineer) ----
   // Server-rendered pages behind their own login (DASHBOARD_PASSWORD); the jobs come from this app's per-request getter.
   app.route("/dashboard", createDashboard({ jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(), env: options.env }));
   app.get("/", (c) => c.redirect("/dashboard/", 303));
-  // ---- end dashboard mount point ----
 
   // Hono's Variables are internal to this app; callers see a plain Hono.
   return app as unknown as Hono;

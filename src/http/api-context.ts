@@ -1,11 +1,12 @@
 import type { Context } from "hono";
-import type { AnyJob } from "../job.js";
-import type { Jobs } from "../jobs.js";
+import type { AnyJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
 import type { TickOptions } from "../tick/types.js";
 import type { Secrets } from "./auth.js";
 
-export type AnyJobs = Jobs<readonly AnyJob[]>;
+import type { RouteName } from "./route-table.js";
+
+export type { AnyJobs } from "../jobs.js";
 
 /** What every route needs, fixed when the app is created. */
 export interface ApiConfig {
@@ -33,3 +34,10 @@ export const notifyEnqueued = async (config: ApiConfig, c: Context, ids: string[
     config.logger.log("error", "onEnqueued hook failed", { error: e instanceof Error ? e.message : String(e), ids });
   }
 };
+
+/** What answers one route of the table; errors thrown are answered in the API's one error shape. */
+export type Handler = (c: Context<ApiEnv>, config: ApiConfig) => Promise<Response>;
+export type Handlers<N extends RouteName = RouteName> = { readonly [K in N]: Handler };
+
+/** The query string of the route, checked against the parameters its table entry names. */
+export const jobsOf = (c: Context<ApiEnv>): Promise<AnyJobs> => c.get("jobs")();

@@ -1,11 +1,16 @@
 import type { Context } from "hono";
 import { JobsError } from "../errors.js";
+import { ROUTES, type RouteName } from "./route-table.js";
+
+type QueryOf<N extends RouteName> = (typeof ROUTES)[N] extends { readonly query: readonly (infer K)[] } ? K & string : never;
 
 /**
  * The query string as single values, refusing names the route does not know
  * (a misspelt filter would otherwise silently list everything) and repeats.
  */
-export const queryParams = <K extends string>(c: Context, allowed: readonly K[]): Partial<Record<K, string>> => {
+export const queryParams = <N extends RouteName, K extends string = QueryOf<N>>(c: Context, route: N): Partial<Record<K, string>> => {
+  const spec = ROUTES[route] as { readonly query?: readonly string[] };
+  const allowed = (spec.query ?? []) as readonly K[];
   const all = c.req.queries();
   const out: Partial<Record<K, string>> = {};
   for (const [name, values] of Object.entries(all)) {

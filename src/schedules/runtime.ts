@@ -43,7 +43,7 @@ export interface SchedulesApi {
   /** Restarts from the first occurrence after now (occurrences passed while paused are not run). */
   resume(name: string): Promise<ScheduleInfo>;
   /** Enqueues one job of the schedule at once, paused or not; occurrences are unaffected. */
-  runNow(name: string): Promise<{ id: string }>;
+  run(name: string): Promise<{ id: string }>;
 }
 
 interface Prepared {
@@ -250,7 +250,7 @@ export const createScheduling = (env: {
     },
     pause: (name) => setPaused(name, true),
     resume: (name) => setPaused(name, false),
-    async runNow(name) {
+    async run(name) {
       const p = find(name);
       const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
       const result = await enqueueRunNow(db, tables, {

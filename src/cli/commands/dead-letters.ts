@@ -1,9 +1,7 @@
-import { getDeadLetter } from "../../store/admin/dead-letter-get.js";
-import { discardDeadLetters } from "../../store/admin/dead-letter-discard.js";
-import { listDeadLetters } from "../../store/admin/dead-letters-list.js";
-import { replayDeadLetter } from "../../store/admin/replay.js";
-import { bulkReplay, MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
+import { isJobsError } from "../../errors.js";
+import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import { MAX_LIMIT } from "../../store/shared/paging.js";
+import { DEAD_REASONS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { CliError, EXIT, type ExitCode, usageError } from "../exit-codes.js";
 import { clip, plural, table } from "../output.js";
@@ -11,19 +9,29 @@ import { intOption, jsonArgument } from "../parse.js";
 
 const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter with id ${id}`);
 
+/** A replay of one id, its `not_found` said the CLI's way. */
+const replayOne = async (replay: () => Promise<{ id: string }>, id: string) => {
+  try {
+    return await replay();
+  } catch (e) {
+    if (isJobsError(e) && e.code === "not_found") throw notFound(id);
+    throw e;
+  }
+};
+
 const list: CommandSpec = {
   path: ["dead-letters", "list"],
   summary: "Dead letters, most recent first (the start of each payload; show has it whole)",
   maxArgs: 0,
   options: {
     job: { type: "string", value: "NAME", description: "only this job" },
-    reason: { type: "string", value: "REASON", description: "exhausted, permanent, invalid_payload, no_handler, deadline, lease_expired" },
+    reason: { type: "string", value: "REASON", description: DEAD_REASONS.join(", ") },
     limit: { type: "string", value: "N", description: `at most N (default 50, up to ${MAX_LIMIT})` },
     cursor: { type: "string", value: "CURSOR", description: "the next page, as the previous page printed it" },
   },
   async run(session, _args, values) {
     const jobs = await session.jobs("none", "dead-letters list");
-    const page = await listDeadLetters(jobs.db, jobs.tables, {
+    const page = await jobs.deadLetters.list({
       job: stringOption(values, "job"),
       reason: stringOption(values, "reason"),
       limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_LIMIT),
@@ -47,7 +55,7 @@ const show: CommandSpec = {
   maxArgs: 1,
   async run(session, [id]) {
     const jobs = await session.jobs("none", "dead-letters show");
-    const dead = await getDeadLetter(jobs.db, jobs.tables, id!);
+    const dead = await jobs.deadLetters.get(id!);
     if (!dead) throw notFound(id!);
     session.print(dead, () =>
       [
@@ -89,19 +97,15 @@ const replay: CommandSpec = {
     if (payloadText !== undefined) {
       const payload = jsonArgument(payloadText, "--payload");
       const jobs = await session.jobs("required", "replaying with an edited payload");
-      const done = await replayDeadLetter(jobs.db, jobs.tables, ids[0]!, { payload, registry: jobs.registry, maxPayloadBytes: jobs.settings.maxPayloadBytes });
-      if (!done) throw notFound(ids[0]!);
+      const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!, { payload }), ids[0]!);
       return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id} with the edited payload`);
     }
     const jobs = await session.jobs("none", "dead-letters replay");
     if (ids.length === 1) {
-      const done = await replayDeadLetter(jobs.db, jobs.tables, ids[0]!);
-      if (!done) throw notFound(ids[0]!);
+      const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!), ids[0]!);
       return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id}`);
     }
-    const result = await bulkReplay(
-      jobs.db,
-      jobs.tables,
+    const result = await jobs.deadLetters.replayMany(
       job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY) } : { ids },
     );
     session.print(result, () => {
@@ -125,10 +129,9 @@ const discard: CommandSpec = {
   details: "Exits 4 when any id was not a dead letter (the others are still discarded).",
   async run(session, ids) {
     const jobs = await session.jobs("none", "dead-letters discard");
-    const discarded: string[] = [];
-    const missing: string[] = [];
-    const gone = new Set(await discardDeadLetters(jobs.db, jobs.tables, ids));
-    for (const id of ids) (gone.has(id.toLowerCase()) ? discarded : missing).push(id);
+    const gone = new Set((await jobs.deadLetters.discardMany(ids)).discarded);
+    const discarded = ids.filter((id) => gone.has(id.toLowerCase()));
+    const missing = ids.filter((id) => !gone.has(id.toLowerCase()));
     if (session.globals.json) session.print({ discarded, missing }, () => "");
     else {
       if (discarded.length > 0) session.out(discarded.map((id) => `discarded ${id}`).join("\n"));

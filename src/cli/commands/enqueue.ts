@@ -1,4 +1,5 @@
 import type { EnqueueItem } from "../../enqueue.js";
+import { MAX_ATTEMPTS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { usageError } from "../exit-codes.js";
 import { durationOption, intOption, jsonArgument } from "../parse.js";
@@ -35,7 +36,7 @@ export const enqueueCommand: CommandSpec = {
       runAt,
       idempotencyKey: stringOption(values, "key"),
       priority: intOption(stringOption(values, "priority"), "priority", -2_147_483_647, 2_147_483_647),
-      maxAttempts: intOption(stringOption(values, "max-attempts"), "max-attempts", 1, 1_000),
+      maxAttempts: intOption(stringOption(values, "max-attempts"), "max-attempts", 1, MAX_ATTEMPTS),
       correlationId: stringOption(values, "correlation-id"),
     };
     const jobs = await session.jobs("required", "enqueue");

@@ -57,7 +57,7 @@ const run: CommandSpec = {
   details: `${NEEDS}\nExits 4 for a name your code does not define.`,
   async run(session, [name]) {
     const jobs = await session.jobs("required", "schedules run");
-    const { id } = await jobs.schedules.runNow(name!);
+    const { id } = await jobs.schedules.run(name!);
     session.print({ id }, () => `${id} enqueued by schedule ${name}, due now`);
   },
 };

@@ -1,4 +1,3 @@
-import { getStats } from "../../store/admin/stats.js";
 import type { CommandSpec } from "../command.js";
 import { ms, table } from "../output.js";
 
@@ -8,7 +7,7 @@ export const statsCommand: CommandSpec = {
   maxArgs: 0,
   async run(session) {
     const jobs = await session.jobs("none", "stats");
-    const stats = await getStats(jobs.db, jobs.tables);
+    const stats = await jobs.stats();
     session.print(stats, () => {
       const byJob = new Map<string, { queued: number; running: number; waiting: number | null; dead: number; ok: number; failed: number }>();
       const row = (job: string) => {

@@ -1,12 +1,9 @@
 import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
-import { discardDeadLetters } from "../../store/admin/dead-letter-discard.js";
-import { getDeadLetter } from "../../store/admin/dead-letter-get.js";
-import { listDeadLetters } from "../../store/admin/dead-letters-list.js";
 import type { DeadLetterSummary, DeadLetterView } from "../../store/admin/views.js";
 import type { Page as Paged } from "../../store/shared/paging.js";
-import { bulkReplay, MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
-import { replayDeadLetter } from "../../store/admin/replay.js";
+import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
+import { DEAD_REASONS } from "../../terms.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import { type AnyJobs, formList, names, formText, q, qs, type Routes, userError } from "../dashboard-context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
@@ -14,15 +11,15 @@ import { Csrf, Page } from "../layout.js";
 import { PayloadCell } from "../payload-preview.js";
 import { noticeFor } from "../notices.js";
 
-const REASONS = ["permanent", "exhausted", "invalid_payload", "no_handler", "deadline", "lease_expired"] as const;
+const REASONS = DEAD_REASONS;
 
-interface Filter {
+export interface Filter {
   job?: string;
   reason?: string;
   cursor?: string;
 }
 
-const DeadList: FC<{
+export const DeadList: FC<{
   base: string;
   csrf: string;
   names: string[];
@@ -129,12 +126,12 @@ const DeadList: FC<{
   );
 };
 
-interface Issue {
+export interface Issue {
   path: Array<string | number>;
   message: string;
 }
 
-const DeadDetail: FC<{
+export const DeadDetail: FC<{
   base: string;
   csrf: string;
   dead: DeadLetterView;
@@ -230,7 +227,7 @@ const DeadDetail: FC<{
   </Page>
 );
 
-const NotFound: FC<{ base: string; csrf: string }> = ({ base, csrf }) => (
+export const NotFound: FC<{ base: string; csrf: string }> = ({ base, csrf }) => (
   <Page title="Not found" base={base} section="dead" csrf={csrf}>
     <p>There is no such dead letter: it was replayed, discarded, or never existed.</p>
     <p>
@@ -239,105 +236,3 @@ const NotFound: FC<{ base: string; csrf: string }> = ({ base, csrf }) => (
   </Page>
 );
 
-const issuesOf = (error: unknown): Issue[] => {
-  if (!isJobsError(error)) throw error;
-  const details = error.details as { issues?: Issue[] } | undefined;
-  return details?.issues?.length ? details.issues : [{ path: [], message: error.message }];
-};
-
-const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) =>
-  `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
-
-
-export const deadLetterRoutes: Routes = (app, { base }) => {
-
-  const list = async (c: DashboardContext, error?: string) => {
-    const jobs = c.var.jobs;
-    const filter: Filter = { job: q(c.req.query("job")), reason: q(c.req.query("reason")), cursor: q(c.req.query("cursor")) };
-    const csrf = c.var.session.csrf;
-    try {
-      const page = await listDeadLetters(jobs.db, jobs.tables, filter);
-      const notice = noticeFor(c.req.query("done"), c.req.query("n"), c.req.query("skipped"), c.req.query("left"));
-      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
-    } catch (e) {
-      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(e)} />, 400);
-    }
-  };
-
-  app.get("/dead-letters", (c) => list(c));
-
-  app.get("/dead-letters/:id", async (c) => {
-    const jobs = c.var.jobs;
-    const dead = await getDeadLetter(jobs.db, jobs.tables, c.req.param("id"));
-    const csrf = c.var.session.csrf;
-    if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
-    return c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} />);
-  });
-
-  // Replay one, as it was or (with a `payload` field) edited and checked against the job's schema first.
-  app.post("/dead-letters/:id/replay", async (c) => {
-    const jobs = c.var.jobs;
-    const id = c.req.param("id");
-    const csrf = c.var.session.csrf;
-    const text = formText(c.var.form.payload);
-    if (text === undefined) {
-      try {
-        const replayed = await replayDeadLetter(jobs.db, jobs.tables, id);
-        // Already replayed (a double click, another operator): the job is queued once, and the page says so.
-        return c.redirect(replayed ? doneUrl(base, "replayed", 1) : doneUrl(base, "replayed", 0, 1), 303);
-      } catch (e) {
-        return list(c, userError(e));
-      }
-    }
-    const dead = await getDeadLetter(jobs.db, jobs.tables, id);
-    if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
-    const again = (issues: Issue[], alert?: string) =>
-      c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} edited={text} issues={issues} alert={alert} />, 422);
-    let payload: unknown;
-    try {
-      payload = JSON.parse(text);
-    } catch (e) {
-      return again([{ path: [], message: `not valid JSON (${(e as Error).message})` }], "The payload was not replayed: fix the errors below.");
-    }
-    try {
-      const replayed = await replayDeadLetter(jobs.db, jobs.tables, id, { payload, registry: jobs.registry, maxPayloadBytes: jobs.settings.maxPayloadBytes });
-      return c.redirect(replayed ? doneUrl(base, "replayed", 1) : doneUrl(base, "replayed", 0, 1), 303);
-    } catch (e) {
-      if (isJobsError(e) && e.code === "conflict") return again([], e.message);
-      return again(issuesOf(e), "The payload was not replayed: fix the errors below.");
-    }
-  });
-
-  app.post("/dead-letters/replay", async (c) => {
-    const jobs = c.var.jobs;
-    const ids = formList(c.var.form.id);
-    if (ids.length === 0) return list(c, "Select at least one dead letter to replay.");
-    try {
-      const result = await bulkReplay(jobs.db, jobs.tables, { ids });
-      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length), 303);
-    } catch (e) {
-      return list(c, userError(e));
-    }
-  });
-
-  app.post("/dead-letters/replay-all", async (c) => {
-    const jobs = c.var.jobs;
-    const job = q(formText(c.var.form.job));
-    const reason = q(formText(c.var.form.reason));
-    try {
-      // One statement selects (oldest first), replays and counts what still matches.
-      const result = await bulkReplay(jobs.db, jobs.tables, { job, reason });
-      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
-    } catch (e) {
-      return list(c, userError(e));
-    }
-  });
-
-  app.post("/dead-letters/discard", async (c) => {
-    const jobs = c.var.jobs;
-    const ids = formList(c.var.form.id);
-    if (ids.length === 0) return list(c, "Select at least one dead letter to discard.");
-    const discarded = await discardDeadLetters(jobs.db, jobs.tables, ids.slice(0, MAX_BULK_REPLAY));
-    return c.redirect(doneUrl(base, "discarded", discarded.length), 303);
-  });
-};

@@ -1,8 +1,6 @@
 import type { FC } from "hono/jsx";
-import { cancelJob } from "../../store/admin/job-cancel.js";
-import { getJob } from "../../store/admin/job-get.js";
 import type { JobSummary, JobView } from "../../store/admin/views.js";
-import { listJobs } from "../../store/admin/jobs-list.js";
+import { isJobsError } from "../../errors.js";
 import type { Page as Paged } from "../../store/shared/paging.js";
 import { names, q, qs, type Routes, userError } from "../dashboard-context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
@@ -159,7 +157,7 @@ const NotFound: FC<{ base: string; csrf: string; what: string; back: string }> =
   </Page>
 );
 
-export const jobsRoutes: Routes = (app, { base }) => {
+export const jobPages: Routes = (app, { base }) => {
 
   app.get("/jobs", async (c) => {
     const jobs = c.var.jobs;
@@ -167,7 +165,7 @@ export const jobsRoutes: Routes = (app, { base }) => {
     const csrf = c.var.session.csrf;
     const notice = noticeFor(c.req.query("done"), c.req.query("n"));
     try {
-      const page = await listJobs(jobs.db, jobs.tables, { ...filter, status: filter.status as Status | undefined });
+      const page = await jobs.list({ ...filter, status: filter.status as Status | undefined });
       return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} />);
     } catch (error) {
       return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(error)} />, 400);
@@ -176,7 +174,7 @@ export const jobsRoutes: Routes = (app, { base }) => {
 
   app.get("/jobs/:id", async (c) => {
     const jobs = c.var.jobs;
-    const job = await getJob(jobs.db, jobs.tables, c.req.param("id"));
+    const job = await jobs.get(c.req.param("id"));
     const csrf = c.var.session.csrf;
     if (!job) {
       return c.html(
@@ -190,9 +188,13 @@ export const jobsRoutes: Routes = (app, { base }) => {
   app.post("/jobs/:id/cancel", async (c) => {
     const jobs = c.var.jobs;
     const id = c.req.param("id");
-    const outcome = await cancelJob(jobs.db, jobs.tables, id);
-    if (outcome === "cancelled") return c.redirect(`${base}/jobs?done=cancelled&n=1`, 303);
-    const job = await getJob(jobs.db, jobs.tables, id);
+    try {
+      await jobs.cancel(id);
+      return c.redirect(`${base}/jobs?done=cancelled&n=1`, 303);
+    } catch (e) {
+      if (!isJobsError(e)) throw e;
+    }
+    const job = await jobs.get(id);
     const csrf = c.var.session.csrf;
     if (!job) {
       return c.html(<NotFound base={base} csrf={csrf} what="This job is no longer in the queue: nothing to cancel." back={`${base}/jobs`} />, 404);

@@ -1,5 +1,5 @@
 import type { FC } from "hono/jsx";
-import { getStats, type MinuteCounts, type Stats } from "../../store/admin/stats.js";
+import { type MinuteCounts, type Stats } from "../../store/admin/stats.js";
 import { qs, type Routes } from "../dashboard-context.js";
 import { span, Time } from "../format.js";
 import { Page } from "../layout.js";
@@ -241,12 +241,12 @@ const Overview: FC<{ base: string; csrf: string; stats: Stats }> = ({ base, csrf
   );
 };
 
-export const overviewRoutes: Routes = (app, { base }) => {
+export const overviewPages: Routes = (app, { base }) => {
   // Mounted at /dashboard, "/" is /dashboard itself; /dashboard/ comes through the catch-all below, which
   // matches it (strict routing keeps the two apart).
-  app.get("/", async (c) => c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(c.var.jobs.db, c.var.jobs.tables)} />));
+  app.get("/", async (c) => c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await c.var.jobs.stats()} />));
   app.get("*", async (c, next) => {
     if (c.req.path !== `${base}/`) return next();
-    return c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await getStats(c.var.jobs.db, c.var.jobs.tables)} />);
+    return c.html(<Overview base={base} csrf={c.var.session.csrf} stats={await c.var.jobs.stats()} />);
   });
 };

@@ -93,7 +93,7 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
   </Page>
 );
 
-export const scheduleRoutes: Routes = (app, { base }) => {
+export const schedulePages: Routes = (app, { base }) => {
   app.get("/schedules", async (c) => {
     const schedules = await c.var.jobs.schedules.list({ next: NEXT_RUNS });
     return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} notice={noticeFor(c.req.query("done"))} />);
@@ -113,5 +113,5 @@ export const scheduleRoutes: Routes = (app, { base }) => {
     });
   act("pause", "paused", (name, api) => api.pause(name));
   act("resume", "resumed", (name, api) => api.resume(name));
-  act("run", "ran", (name, api) => api.runNow(name));
+  act("run", "ran", (name, api) => api.run(name));
 };

@@ -1,15 +1,9 @@
-import { Hono } from "hono";
 import * as z from "zod/mini";
 import { JobsError } from "../../errors.js";
-import { discardDeadLetter } from "../../store/admin/dead-letter-discard.js";
-import { getDeadLetter } from "../../store/admin/dead-letter-get.js";
-import { listDeadLetters } from "../../store/admin/dead-letters-list.js";
-import { bulkReplay, MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
-import { replayDeadLetter } from "../../store/admin/replay.js";
 import { describeIssues } from "../../payload.js";
+import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
+import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
 import { readJson } from "../body.js";
-import { type ApiConfig, type ApiEnv, notifyEnqueued } from "../api-context.js";
-import { ApiError } from "../api-errors.js";
 import { intParam, queryParams } from "../params.js";
 
 // zod/mini: the worker bundle carries no more of zod than these few checks need.
@@ -22,69 +16,54 @@ export const BulkReplayBody = z.union([
     limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_REPLAY))),
   }),
 ]);
+export const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
 
 const badBody = (message: string, issues: z.core.$ZodIssue[]) =>
   new JobsError("invalid_options", message, { issues: describeIssues(issues) });
 
-export const deadLetterRoutes = (config: ApiConfig) => {
-  const r = new Hono<ApiEnv>();
+export const deadLetterHandlers: Handlers<
+  "deadLetters.list" | "deadLetters.replayMany" | "deadLetters.discardMany" | "deadLetters.get" | "deadLetters.replay" | "deadLetters.discard"
+> = {
+  async "deadLetters.list"(c) {
+    const q = queryParams(c, "deadLetters.list");
+    const jobs = await jobsOf(c);
+    return c.json(await jobs.deadLetters.list({ job: q.job, reason: q.reason, limit: intParam(q.limit, "limit"), cursor: q.cursor }));
+  },
 
-  r.get("/dead-letters", async (c) => {
-    const q = queryParams(c, ["job", "reason", "limit", "cursor"]);
-    const jobs = await c.get("jobs")();
-    return c.json(
-      await listDeadLetters(jobs.db, jobs.tables, { job: q.job, reason: q.reason, limit: intParam(q.limit, "limit"), cursor: q.cursor }),
-    );
-  });
-
-  // Registered before `/:id` routes so "replay" is never read as an id.
-  r.post("/dead-letters/replay", async (c) => {
+  async "deadLetters.replayMany"(c, config) {
     const parsed = z.safeParse(BulkReplayBody, await readJson(c, config.maxBodyBytes));
     if (!parsed.success) {
       throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n }`, parsed.error.issues);
     }
-    const jobs = await c.get("jobs")();
-    const result = await bulkReplay(jobs.db, jobs.tables, parsed.data);
+    const result = await (await jobsOf(c)).deadLetters.replayMany(parsed.data);
     await notifyEnqueued(config, c, result.replayed, true);
     return c.json(result);
-  });
+  },
 
-  r.get("/dead-letters/:id", async (c) => {
-    const id = c.req.param("id");
-    const jobs = await c.get("jobs")();
-    const dead = await getDeadLetter(jobs.db, jobs.tables, id);
-    if (!dead) throw new ApiError("not_found", `no dead letter ${id}`, { id });
+  async "deadLetters.discardMany"(c, config) {
+    const parsed = z.safeParse(DiscardManyBody, await readJson(c, config.maxBodyBytes));
+    if (!parsed.success) throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY})`, parsed.error.issues);
+    return c.json(await (await jobsOf(c)).deadLetters.discardMany(parsed.data.ids));
+  },
+
+  async "deadLetters.get"(c) {
+    const id = c.req.param("id")!;
+    const dead = await (await jobsOf(c)).deadLetters.get(id);
+    if (!dead) throw new JobsError("not_found", `no dead letter ${id}`, { id });
     return c.json(dead);
-  });
+  },
 
-  r.post("/dead-letters/:id/replay", async (c) => {
-    const id = c.req.param("id");
+  async "deadLetters.replay"(c, config) {
     const body = await readJson(c, config.maxBodyBytes, { optional: true });
     const parsed = z.safeParse(ReplayBody, body ?? {});
     if (!parsed.success) throw badBody(`send no body, or { "payload": ... } to replay with an edited payload`, parsed.error.issues);
-    const edit = parsed.data;
-    const jobs = await c.get("jobs")();
-    let result: { id: string } | null;
-    if ("payload" in edit) {
-      result = await replayDeadLetter(jobs.db, jobs.tables, id, {
-        payload: edit.payload,
-        registry: jobs.registry,
-        maxPayloadBytes: jobs.settings.maxPayloadBytes,
-      });
-    } else {
-      result = await replayDeadLetter(jobs.db, jobs.tables, id);
-    }
-    if (!result) throw new ApiError("not_found", `no dead letter ${id} (it may have been replayed or discarded already)`, { id });
+    const edit = "payload" in parsed.data ? { payload: parsed.data.payload } : undefined;
+    const result = await (await jobsOf(c)).deadLetters.replay(c.req.param("id")!, edit);
     await notifyEnqueued(config, c, [result.id], true);
-    return c.json({ id: result.id, replayed: true });
-  });
+    return c.json(result);
+  },
 
-  r.delete("/dead-letters/:id", async (c) => {
-    const id = c.req.param("id");
-    const jobs = await c.get("jobs")();
-    if (!(await discardDeadLetter(jobs.db, jobs.tables, id))) throw new ApiError("not_found", `no dead letter ${id}`, { id });
-    return c.json({ id, discarded: true });
-  });
-
-  return r;
+  async "deadLetters.discard"(c) {
+    return c.json(await (await jobsOf(c)).deadLetters.discard(c.req.param("id")!));
+  },
 };

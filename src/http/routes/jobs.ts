@@ -1,14 +1,10 @@
-import { Hono } from "hono";
 import * as z from "zod/mini";
 import type { EnqueueItem } from "../../enqueue.js";
 import { JobsError } from "../../errors.js";
-import { cancelJob } from "../../store/admin/job-cancel.js";
-import { getJob } from "../../store/admin/job-get.js";
-import { listJobs } from "../../store/admin/jobs-list.js";
 import { describeIssues } from "../../payload.js";
+import { JOB_STATUSES, type JobStatus } from "../../terms.js";
+import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
 import { readJson } from "../body.js";
-import { type ApiConfig, type ApiEnv, notifyEnqueued } from "../api-context.js";
-import { ApiError } from "../api-errors.js";
 import { intParam, queryParams } from "../params.js";
 
 export const MAX_BATCH = 1_000;
@@ -55,10 +51,8 @@ const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
 const dueNow = (item: EnqueueItem): boolean =>
   item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !(item.delayMs !== undefined && item.delayMs > 0);
 
-export const jobsRoutes = (config: ApiConfig) => {
-  const r = new Hono<ApiEnv>();
-
-  r.post("/jobs", async (c) => {
+export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel"> = {
+  async enqueue(c, config) {
     const body = await readJson(c, config.maxBodyBytes);
     const header = c.req.header("idempotency-key");
     const batch = Array.isArray(body);
@@ -77,41 +71,32 @@ export const jobsRoutes = (config: ApiConfig) => {
       if (/\p{Cs}/u.test(header)) throw invalid("Idempotency-Key holds an unpaired surrogate", { field: "Idempotency-Key" });
       items[0] = { ...items[0]!, idempotencyKey: header };
     }
-    const jobs = await c.get("jobs")();
-    const results = await jobs.enqueueUnchecked(items, { batch });
+    const results = await (await jobsOf(c)).enqueueUnchecked(items, { batch });
     const fresh = results.flatMap((res, i) => (res.deduplicated ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
     await notifyEnqueued(config, c, fresh.map((f) => f.id), fresh.some((f) => f.due));
     const status = fresh.length > 0 ? 201 : 200;
     if (batch) return c.json({ items: results.map((res) => ({ id: res.id, deduplicated: res.deduplicated })) }, status);
     const [one] = results;
     return c.json({ id: one!.id, deduplicated: one!.deduplicated }, status);
-  });
+  },
 
-  r.get("/jobs", async (c) => {
-    const q = queryParams(c, ["job", "status", "limit", "cursor"]);
-    if (q.status !== undefined && q.status !== "queued" && q.status !== "running") {
+  async list(c) {
+    const q = queryParams(c, "list");
+    if (q.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(q.status)) {
       throw invalid("status must be queued or running (dead jobs are under /api/dead-letters)", { field: "status" });
     }
-    const jobs = await c.get("jobs")();
-    return c.json(await listJobs(jobs.db, jobs.tables, { job: q.job, status: q.status, limit: intParam(q.limit, "limit"), cursor: q.cursor }));
-  });
+    const jobs = await jobsOf(c);
+    return c.json(await jobs.list({ job: q.job, status: q.status as JobStatus | undefined, limit: intParam(q.limit, "limit"), cursor: q.cursor }));
+  },
 
-  r.get("/jobs/:id", async (c) => {
-    const id = c.req.param("id");
-    const jobs = await c.get("jobs")();
-    const job = await getJob(jobs.db, jobs.tables, id);
-    if (!job) throw new ApiError("not_found", `no job ${id}: it finished, was cancelled, or never existed`, { id });
+  async get(c) {
+    const id = c.req.param("id")!;
+    const job = await (await jobsOf(c)).get(id);
+    if (!job) throw new JobsError("not_found", `no job ${id}: it finished, was cancelled, or never existed`, { id });
     return c.json(job);
-  });
+  },
 
-  r.delete("/jobs/:id", async (c) => {
-    const id = c.req.param("id");
-    const jobs = await c.get("jobs")();
-    const outcome = await cancelJob(jobs.db, jobs.tables, id);
-    if (outcome === "not_found") throw new ApiError("not_found", `no queued job ${id}`, { id });
-    if (outcome === "running") throw new ApiError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
-    return c.json({ id, cancelled: true });
-  });
-
-  return r;
+  async cancel(c) {
+    return c.json(await (await jobsOf(c)).cancel(c.req.param("id")!));
+  },
 };

@@ -1,34 +1,21 @@
-import { Hono } from "hono";
-import { type ApiConfig, type ApiEnv, notifyEnqueued } from "../api-context.js";
+import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
 import { intParam, queryParams } from "../params.js";
 
 /** Schedules are defined in code; the API lists them and pauses, resumes or runs one (`not_found` for other names). */
-export const scheduleRoutes = (config: ApiConfig) => {
-  const r = new Hono<ApiEnv>();
-
-  r.get("/schedules", async (c) => {
-    const q = queryParams(c, ["next"]);
-    const next = intParam(q.next, "next");
-    const jobs = await c.get("jobs")();
-    return c.json({ items: await jobs.schedules.list(next === undefined ? {} : { next }) });
-  });
-
-  r.post("/schedules/:name/pause", async (c) => {
-    const jobs = await c.get("jobs")();
-    return c.json(await jobs.schedules.pause(c.req.param("name")));
-  });
-
-  r.post("/schedules/:name/resume", async (c) => {
-    const jobs = await c.get("jobs")();
-    return c.json(await jobs.schedules.resume(c.req.param("name")));
-  });
-
-  r.post("/schedules/:name/run", async (c) => {
-    const jobs = await c.get("jobs")();
-    const { id } = await jobs.schedules.runNow(c.req.param("name"));
+export const scheduleHandlers: Handlers<"schedules.list" | "schedules.pause" | "schedules.resume" | "schedules.run"> = {
+  async "schedules.list"(c) {
+    const next = intParam(queryParams(c, "schedules.list").next, "next");
+    return c.json({ items: await (await jobsOf(c)).schedules.list(next === undefined ? {} : { next }) });
+  },
+  async "schedules.pause"(c) {
+    return c.json(await (await jobsOf(c)).schedules.pause(c.req.param("name")!));
+  },
+  async "schedules.resume"(c) {
+    return c.json(await (await jobsOf(c)).schedules.resume(c.req.param("name")!));
+  },
+  async "schedules.run"(c, config) {
+    const { id } = await (await jobsOf(c)).schedules.run(c.req.param("name")!);
     await notifyEnqueued(config, c, [id], true);
     return c.json({ id }, 201);
-  });
-
-  return r;
+  },
 };

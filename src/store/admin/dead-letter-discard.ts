@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { isUuid } from "../shared/paging.js";
+import { isUuid } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 /** Deletes dead letters for good, in one statement. Returns the ids that existed (and are now gone). */

@@ -1,6 +1,6 @@
 import type { Db } from "../../db.js";
 import { deadLetterJson, type DeadLetterView } from "./views.js";
-import { isUuid } from "../shared/paging.js";
+import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 export const getDeadLetter = async (db: Db, t: Tables, id: string): Promise<DeadLetterView | null> => {

@@ -1,11 +1,12 @@
 import type { Db } from "../../db.js";
 import { deadLetterSummaryJson, type DeadLetterSummary, payloadTextJoin } from "./views.js";
-import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "../shared/paging.js";
+import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js";
+import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface ListDeadLettersQuery {
   readonly job?: string;
-  /** `permanent`, `exhausted`, `invalid_payload`, `no_handler`, `deadline`, `lease_expired`. */
+  /** One of `DEAD_REASONS`. */
   readonly reason?: string;
   readonly limit?: number;
   readonly cursor?: string;

@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { isoSql } from "../shared/paging.js";
+import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 /** A cheap read that proves the database answers and the schema is there; says when a tick last ran. */

@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { isUuid } from "../shared/paging.js";
+import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 export type CancelOutcome = "cancelled" | "running" | "not_found";

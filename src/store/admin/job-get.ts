@@ -1,6 +1,6 @@
 import type { Db } from "../../db.js";
 import { jobJson, type JobView } from "./views.js";
-import { isoSql, isUuid } from "../shared/paging.js";
+import { isoSql, isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 /**

@@ -1,7 +1,8 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { jobSummaryJson, type JobSummary, payloadTextJoin } from "./views.js";
-import { decodeCursor, isoSql, type Page, pageLimit, textFilter, toPage } from "../shared/paging.js";
+import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js";
+import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface ListJobsQuery {

@@ -1,6 +1,6 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
-import { isUuid, textFilter } from "../shared/paging.js";
+import { isUuid, textFilter } from "../shared/sql.js";
 import { isUniqueViolation, liveTwin, replayInsert } from "./replay.js";
 import { Params, type Tables } from "../shared/tables.js";
 

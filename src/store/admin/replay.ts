@@ -3,7 +3,7 @@ import { JobsError } from "../../errors.js";
 import type { AnyJob } from "../../job.js";
 import { checkPayload } from "../../payload.js";
 import { getDeadLetter } from "./dead-letter-get.js";
-import { isUuid } from "../shared/paging.js";
+import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 /** Replay as it was, or with an edited payload, which is checked against the job's schema first. */

@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { isoSql } from "../shared/paging.js";
+import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 export interface QueueDepth {

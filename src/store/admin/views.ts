@@ -1,4 +1,4 @@
-import { isoSql } from "../shared/paging.js";
+import { isoSql } from "../shared/sql.js";
 
 /** A job as the API and the dashboard show it one at a time (`getJob`): with its payload. */
 export interface JobView {

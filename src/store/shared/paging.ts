@@ -1,14 +1,6 @@
+/** Pages of the API's lists: limits, opaque keyset cursors. */
 import { JobsError } from "../../errors.js";
-
-/** Shared by the API's read statements: ids, timestamps, keyset cursors and text filters. */
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids reach SQL as `::uuid`; anything else would be a cast error, so callers treat it as "no such row". */
-export const isUuid = (value: unknown): value is string => typeof value === "string" && UUID.test(value);
-
-/** A timestamp as UTC ISO 8601 with microseconds: the same text on every driver and session time zone. */
-export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+import { isUuid } from "./sql.js";
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
@@ -25,15 +17,6 @@ export const pageLimit = (limit: number | undefined): number => {
     throw new JobsError("invalid_options", `limit must be an integer from 1 to ${MAX_LIMIT}`, { field: "limit" });
   }
   return limit;
-};
-
-/** A filter value bound as text: PostgreSQL text cannot hold U+0000, so refuse it here instead of failing in SQL. */
-export const textFilter = (value: string | undefined, field: string): string | undefined => {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length > 255 || value.includes("\u0000")) {
-    throw new JobsError("invalid_options", `${field} must be a string of at most 255 characters without U+0000`, { field });
-  }
-  return value;
 };
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

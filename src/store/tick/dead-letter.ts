@@ -1,13 +1,8 @@
 import { clip, deadColumns, FENCE, type FragmentBuilder } from "./fragments.js";
 
-/** Why a job became a dead letter; shown by the dashboard and filterable. */
-export type DeadReason =
-  | "permanent" // the handler threw PermanentJobError
-  | "exhausted" // it failed on its last attempt
-  | "invalid_payload" // the stored payload no longer parses under the job's schema
-  | "no_handler" // no deployment that ticked had a handler for its name
-  | "deadline" // its last attempt was cut short by the tick's deadline
-  | "lease_expired"; // its last attempt's tick was killed
+import type { DeadReason } from "../../terms.js";
+
+export type { DeadReason } from "../../terms.js";
 
 export interface DeadLetter {
   readonly id: string;

@@ -1,0 +1,101 @@
+import type { Db } from "../db.js";
+import { JobsError } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import { discardDeadLetters } from "../store/admin/dead-letter-discard.js";
+import { getDeadLetter } from "../store/admin/dead-letter-get.js";
+import { listDeadLetters, type ListDeadLettersQuery } from "../store/admin/dead-letters-list.js";
+import { readHealth } from "../store/admin/health.js";
+import { cancelJob } from "../store/admin/job-cancel.js";
+import { getJob } from "../store/admin/job-get.js";
+import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
+import { replayDeadLetter } from "../store/admin/replay.js";
+import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
+import { getStats, type Stats } from "../store/admin/stats.js";
+import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
+import type { Page } from "../store/shared/paging.js";
+import type { Tables } from "../store/shared/tables.js";
+
+export type { ListDeadLettersQuery } from "../store/admin/dead-letters-list.js";
+export type { ListJobsQuery } from "../store/admin/jobs-list.js";
+
+/**
+ * What an operator does with the queue, the same calls under the same names as
+ * the typed HTTP client: the API routes, the dashboard, the CLI and a user's own
+ * pages all go through it. Each call is one statement (an edited replay reads the
+ * dead letter first to check the payload against its job's schema). Missing rows
+ * are `null` from `get`, `not_found` from the calls that act on one.
+ */
+export interface QueueAdmin {
+  /** Queued and running jobs, newest first, keyset-paginated; rows carry a payload preview. */
+  list(query?: ListJobsQuery): Promise<Page<JobSummary>>;
+  /** One job: queued, running, or dead (finished jobs leave the queue). */
+  get(id: string): Promise<JobView | null>;
+  /** Deletes a queued job. `not_found`, or `conflict` while it runs (its tick owns it). */
+  cancel(id: string): Promise<{ id: string; cancelled: true }>;
+  /** Queue depth, oldest wait, dead letters per job, the last hour per minute, the ticks. */
+  stats(): Promise<Stats>;
+  /** Whether the database answers and when a tick last ran. */
+  health(): Promise<{ ok: true; lastTickAt: string | null }>;
+  readonly deadLetters: DeadLettersAdmin;
+}
+
+export interface DeadLettersAdmin {
+  list(query?: ListDeadLettersQuery): Promise<Page<DeadLetterSummary>>;
+  get(id: string): Promise<DeadLetterView | null>;
+  /** Queues it again, due now, with its own id, attempt 0; with `payload`, an edited payload checked by the job's schema. */
+  replay(id: string, edit?: { readonly payload: unknown }): Promise<{ id: string; replayed: true }>;
+  /** These ids, or the oldest `limit` (default and at most 1,000) matching a job and/or reason, in one statement. */
+  replayMany(selector: BulkReplaySelector): Promise<BulkReplayResult>;
+  /** Deletes it for good; `not_found` when there is none. */
+  discard(id: string): Promise<{ id: string; discarded: true }>;
+  /** Deletes these for good, in one statement; says which existed. */
+  discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
+}
+
+const notFound = (what: string, id: string, hint = "") => new JobsError("not_found", `no ${what} ${id}${hint}`, { id });
+
+export const queueAdmin = (env: {
+  readonly db: Db;
+  readonly tables: Tables;
+  readonly registry: ReadonlyMap<string, AnyJob>;
+  readonly maxPayloadBytes: number;
+}): QueueAdmin => {
+  const { db, tables: t } = env;
+  return {
+    list: (query) => listJobs(db, t, query),
+    get: (id) => getJob(db, t, id),
+    async cancel(id) {
+      const outcome = await cancelJob(db, t, id);
+      if (outcome === "not_found") throw notFound("queued job", id);
+      if (outcome === "running") throw new JobsError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
+      return { id, cancelled: true };
+    },
+    stats: () => getStats(db, t),
+    async health() {
+      return { ok: true, ...(await readHealth(db, t)) };
+    },
+    deadLetters: {
+      list: (query) => listDeadLetters(db, t, query),
+      get: (id) => getDeadLetter(db, t, id),
+      async replay(id, edit) {
+        const done = edit && "payload" in edit
+          ? await replayDeadLetter(db, t, id, { payload: edit.payload, registry: env.registry, maxPayloadBytes: env.maxPayloadBytes })
+          : await replayDeadLetter(db, t, id);
+        if (!done) throw notFound("dead letter", id, " (it may have been replayed or discarded already)");
+        return { id: done.id, replayed: true };
+      },
+      replayMany: (selector) => bulkReplay(db, t, selector),
+      async discard(id) {
+        if ((await discardDeadLetters(db, t, [id])).length === 0) throw notFound("dead letter", id);
+        return { id, discarded: true };
+      },
+      async discardMany(ids) {
+        if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BULK_REPLAY) {
+          throw new JobsError("invalid_options", `ids must be a list of 1 to ${MAX_BULK_REPLAY} dead letter ids`, { field: "ids" });
+        }
+        const gone = new Set(await discardDeadLetters(db, t, ids));
+        return { discarded: [...gone], missing: ids.filter((id) => !gone.has(id.toLowerCase())) };
+      },
+    },
+  };
+};

@@ -1,0 +1,21 @@
+import { JobsError } from "../../errors.js";
+
+/** SQL pieces every read shares: ids, timestamps, text filters. */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids reach SQL as `::uuid`; anything else would be a cast error, so callers treat it as "no such row". */
+export const isUuid = (value: unknown): value is string => typeof value === "string" && UUID.test(value);
+
+/** A timestamp as UTC ISO 8601 with microseconds: the same text on every driver and session time zone. */
+export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/** A filter value bound as text: PostgreSQL text cannot hold U+0000, so refuse it here instead of failing in SQL. */
+export const textFilter = (value: string | undefined, field: string): string | undefined => {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length > 255 || value.includes("\u0000")) {
+    throw new JobsError("invalid_options", `${field} must be a string of at most 255 characters without U+0000`, { field });
+  }
+  return value;
+};
+

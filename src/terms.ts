@@ -1,0 +1,21 @@
+/** The queue's fixed words and bounds, named once for the library, the API, the dashboard and the CLI. */
+
+/** The most attempts a job may have (`maxAttempts`, per job or per enqueue). */
+export const MAX_ATTEMPTS = 1_000;
+
+export const isMaxAttempts = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_ATTEMPTS;
+
+/** Why a job became a dead letter; shown by the dashboard and filterable. */
+export const DEAD_REASONS = [
+  "permanent", // the handler threw PermanentJobError
+  "exhausted", // it failed on its last attempt
+  "invalid_payload", // the stored payload no longer parses under the job's schema
+  "no_handler", // no deployment that ticked had a handler for its name
+  "deadline", // its last attempt was cut short by the tick's deadline
+  "lease_expired", // its last attempt's tick was killed
+] as const;
+export type DeadReason = (typeof DEAD_REASONS)[number];
+
+/** A job in the queue is waiting or being run; a finished one leaves it. */
+export const JOB_STATUSES = ["queued", "running"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];

@@ -3,17 +3,22 @@
 // which api/ re-exports. Vercel's own compiler traces `.js` imports to `.ts` files but
 // not to `.tsx` (the dashboard), so the functions ship our code pre-bundled; packages
 // stay external and Vercel traces and bundles them as usual.
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
+// The package's dependencies stay external (Vercel traces and bundles them); its own entry points
+// (`pgtick/vercel`, imported by the functions as a user's app would) are bundled from source.
+const dependencies = Object.keys((JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+
 export const buildVercel = async (): Promise<void> => {
   const common = {
     bundle: true,
     format: "esm",
-    packages: "external",
+    external: dependencies.flatMap((d) => [d, `${d}/*`]),
     target: "es2022",
     jsx: "automatic",
     jsxImportSource: "hono/jsx",

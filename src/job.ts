@@ -1,5 +1,6 @@
 // Core types, so a job's schema can be built with `zod` or with the smaller `zod/mini`.
 import type { $ZodType, input, output } from "zod/v4/core";
+import type { Db } from "./db.js";
 import type { Logger } from "./log.js";
 import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
@@ -11,6 +12,11 @@ export interface JobContext {
   readonly correlationId: string | null;
   /** Aborts at the tick's deadline or at the job's own timeout, whichever comes first. */
   readonly signal: AbortSignal;
+  /**
+   * The queue's database, for handlers that work in the same database (on a platform, the tick's
+   * own connection). Statements sent here are the handler's own: the tick's fence does not cover them.
+   */
+  readonly db: Db;
   /** Logs with the job's id, name, attempt and correlation id attached. */
   readonly log: (level: "debug" | "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
 }

@@ -13,11 +13,15 @@ import { emptyFolder, folderWithLiveDevServer, isolatedEnv } from "./support/iso
 
 const h = await harness("cli");
 const root = resolve(import.meta.dirname, "..");
-const jobsModule = resolve(root, "examples/jobs.ts");
+const jobsModule = resolve(root, "functions/jobs.ts");
 // The CLI under test looks for a running dev server in a folder of its own, which
 // holds none: a `npm run dev` in this repository must not stand in for an unset
 // DATABASE_URL or JOBS_MODULE.
 const devDir = emptyFolder("pgtick-cli-dev-");
+// A folder without functions/jobs.ts, the jobs module the CLI takes when none is named.
+const noModule = emptyFolder("pgtick-cli-nomodule-");
+/** The CLI run from a folder with no jobs module and none named. */
+const withoutModule = async (args: string[]) => (await fresh(noModule)).cli(args, { JOBS_MODULE: "" });
 
 interface Run {
   code: number;
@@ -166,7 +170,7 @@ describe("enqueue", () => {
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--delay", "1m", "--run-at", "2030-01-01T00:00:00Z"]), EXIT.usage, /--delay or --run-at, not both/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--run-at", "tomorrow"]), EXIT.rejected, /runAt must be a date/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.usage, /--max-attempts must be a whole number from 1 to 1000/);
-    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}'], { JOBS_MODULE: "" }), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
+    expectOneLineError(await withoutModule(["enqueue", "sync-inventory", '{"sku":"a"}']), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "examples/missing.ts"]), EXIT.config, /jobs module examples\/missing.ts does not exist/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "src/settings/duration.ts"]), EXIT.config, /jobs module src\/settings\/duration.ts must export `jobs`/);
     expect(await rows(`SELECT 1 FROM {p}queue`)).toHaveLength(0);
@@ -189,7 +193,9 @@ describe("tick", () => {
     ]);
     const idle = json<{ claimed: number; statements: number }>(await cli(["tick", "--json"]));
     expect(idle.claimed).toBe(0);
-    expectOneLineError(await cli(["tick"], { JOBS_MODULE: "" }), EXIT.config, /tick needs your job definitions/);
+    expectOneLineError(await withoutModule(["tick"]), EXIT.config, /tick needs your job definitions/);
+    // With none named, the folder's functions/jobs.ts is the jobs module, as for `npm run dev`.
+    expect((await cli(["tick", "--json"], { JOBS_MODULE: "" })).code).toBe(0);
   });
 });
 
@@ -294,7 +300,7 @@ describe("schedules", () => {
 
     expectOneLineError(await cli(["schedules", "pause", "nightly"]), EXIT.notFound, /no schedule named "nightly" is defined/);
     expectOneLineError(await cli(["schedules", "run"]), EXIT.usage, /missing argument; usage: pgtick schedules run <name>/);
-    expectOneLineError(await cli(["schedules", "list"], { JOBS_MODULE: "" }), EXIT.config, /schedules list needs your job definitions/);
+    expectOneLineError(await withoutModule(["schedules", "list"]), EXIT.config, /schedules list needs your job definitions/);
   });
 });
 

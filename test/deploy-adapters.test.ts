@@ -4,7 +4,7 @@
 import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import ws from "ws";
-import { EXAMPLE_SETUP_SQL, exampleJobs } from "../functions/jobs.js";
+import { jobs as exampleJobs, setup } from "../functions/jobs.js";
 import { DEADLINE_ERROR } from "../src/store/tick/requeue.js";
 import { type Harness, harness, sleep } from "./support/harness.js";
 import { startWorker, workerBuild } from "./support/miniflare.js";
@@ -110,17 +110,18 @@ const cloudflare: Platform = async (h, options) => {
     request: (path, init) => worker.fetch(path, init),
     cron: () => worker.scheduled(),
     async settle() {
-      // Miniflare does not expose fetch's waitUntil: wait until nothing runs and no tick has
-      // written its report for a while (three quiet looks in a row).
+      // Miniflare does not expose fetch's waitUntil: wait until nothing runs, no tick holds a slot,
+      // and no tick has started or finished for a while (three quiet looks in a row).
       let quiet = 0;
-      let lastReport: string | null = null;
+      let last: string | null = null;
       while (quiet < 3) {
-        const [row] = await h.rows<{ busy: number; report: string | null }>(
-          `SELECT (SELECT count(*)::int FROM jobs_queue WHERE status = 'running') AS busy,
-                  (SELECT last_report_at::text FROM jobs_state) AS report`,
+        const [row] = await h.rows<{ busy: number; latest: string | null }>(
+          `SELECT (SELECT count(*)::int FROM jobs_queue WHERE status = 'running')
+                + (SELECT count(*)::int FROM jobs_ticks WHERE expires_at > now() AND NOT reserved) AS busy,
+                  (SELECT max(greatest(started_at, finished_at))::text FROM jobs_ticks) AS latest`,
         );
-        quiet = row!.busy === 0 && row!.report === lastReport ? quiet + 1 : 0;
-        lastReport = row!.report;
+        quiet = row!.busy === 0 && row!.latest === last ? quiet + 1 : 0;
+        last = row!.latest;
         await sleep(100);
       }
     },
@@ -133,8 +134,8 @@ const latencies: Record<string, number[]> = {};
 const adapterSuite = (name: string, platform: Platform) => {
   describe(`${name}: the shared adapter suite`, async () => {
     const h = await harness(`deploy_${name}`);
-    await h.db.query(EXAMPLE_SETUP_SQL);
-    const lib = h.make(exampleJobs(h.db));
+    await setup(h.db);
+    const lib = h.make(exampleJobs);
     let d: Deployment;
     beforeAll(async () => {
       d = await platform(h, { kick: true, transport: "http" });
@@ -218,7 +219,7 @@ const adapterSuite = (name: string, platform: Platform) => {
 
   describe(`${name}: with JOBS_KICK=off and a Neon Pool per request`, async () => {
     const h = await harness(`deploy_${name}_nokick`);
-    await h.db.query(EXAMPLE_SETUP_SQL);
+    await setup(h.db);
     let d: Deployment;
     beforeAll(async () => {
       d = await platform(h, { kick: false, transport: "ws" });

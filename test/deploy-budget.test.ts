@@ -13,7 +13,8 @@ import {
   VERCEL_TICK_MAX_DURATION_S,
   WORKERS_SCHEDULED,
 } from "../src/platform/budget.js";
-import { coalesced, kickTarget, kickTickEndpoint } from "../src/platform/kick.js";
+import { coalesced, kickTarget, postTick } from "../src/platform/kick.js";
+import { tickLimits } from "../src/tick/limits.js";
 
 const configError = (fn: () => unknown) => {
   try {
@@ -34,13 +35,15 @@ describe("the Vercel kick's target", () => {
 
   it("sends CRON_SECRET only there, and nothing without a target", async () => {
     const sent: string[] = [];
-    const fetcher = (async (url: string | URL | Request) => {
-      sent.push(String(url));
-      return new Response("{}");
+    const fetcher = (async (input: string | URL | Request) => {
+      const req = input as Request;
+      sent.push(`${req.url} ${req.headers.get("authorization")} ${req.headers.get("x-jobs-kick")}`);
+      return new Response("{}", { status: 202 });
     }) as typeof fetch;
-    await kickTickEndpoint({ CRON_SECRET: "s" }, fetcher);
-    await kickTickEndpoint({ CRON_SECRET: "s", VERCEL_URL: "my-app.vercel.app" }, fetcher);
-    expect(sent).toEqual(["https://my-app.vercel.app/api/tick"]);
+    await postTick({ CRON_SECRET: "s" }, { kick: true }, fetcher);
+    await postTick({ CRON_SECRET: "s", VERCEL_URL: "my-app.vercel.app" }, { kick: true }, fetcher);
+    await postTick({ VERCEL_URL: "my-app.vercel.app" }, { kick: true }, fetcher);
+    expect(sent).toEqual(["https://my-app.vercel.app/api/tick Bearer s 1"]);
   });
 });
 
@@ -72,8 +75,9 @@ describe("tick budget from the platform limit", () => {
   });
 
   it("keeps the claim cutoff within half the budget", () => {
+    // Clamped where every tick's limits are decided, so a budget passed in code is clamped the same way.
     const s = platformSettings({ JOBS_PLATFORM_LIMIT: "3s", JOBS_SAFETY_MARGIN: "1s" }, WORKERS_SCHEDULED);
-    expect([s.tickBudgetMs, s.claimCutoffMs]).toEqual([2_000, 1_000]);
+    expect([s.tickBudgetMs, tickLimits(s, {}).claimCutoffMs, tickLimits(s, { budgetMs: 1_000 }).claimCutoffMs]).toEqual([2_000, 1_000, 500]);
   });
 
   it("refuses a margin that leaves less than a second, naming the variable", () => {

@@ -1,12 +1,15 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import pg from "pg";
+import { DEFAULT_JOBS_MODULE } from "../module/load-module.js";
+import { read } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { runningDevServer } from "../dev/paths.js";
-import { createJobs, type Jobs } from "../jobs.js";
-import type { AnyJob } from "../job.js";
+import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
-import type { ScheduleDefinition } from "../schedules/index.js";
 import { CliError, EXIT } from "./exit-codes.js";
-import { type JobsModule, loadJobsModule } from "../module/jobs-module.js";
+import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
+import { loadJobsModule } from "../module/load-module.js";
 
 /** Where a command reads and writes: injected so tests can run the CLI in-process. */
 export interface CliIo {
@@ -26,7 +29,7 @@ export interface Globals {
   readonly jobs?: string;
 }
 
-export type AnyJobs = Jobs<readonly AnyJob[]>;
+export type { AnyJobs } from "../jobs.js";
 
 /** The jobs a command needs: `required` for handlers and schemas (tick, enqueue, schedules), `optional` otherwise. */
 export type JobsNeed = "required" | "optional" | "none";
@@ -48,7 +51,7 @@ export class Session {
   }
 
   databaseUrl(): string {
-    const url = this.io.env.DATABASE_URL || runningDevServer(this.io.env, this.io.cwd)?.databaseUrl;
+    const url = read(this.io.env, "DATABASE_URL") ?? runningDevServer(this.io.env, this.io.cwd)?.databaseUrl;
     if (!url) {
       throw new CliError(EXIT.config, "DATABASE_URL is not set: set it to the PostgreSQL connection string (or start `npm run dev` in this folder)");
     }
@@ -56,7 +59,8 @@ export class Session {
   }
 
   private modulePath(): string | undefined {
-    return this.globals.jobs || this.io.env.JOBS_MODULE || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || undefined;
+    const fallback = existsSync(resolve(this.io.cwd, DEFAULT_JOBS_MODULE)) ? DEFAULT_JOBS_MODULE : undefined;
+    return this.globals.jobs || read(this.io.env, "JOBS_MODULE") || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || fallback;
   }
 
   async module(need: JobsNeed, purpose: string): Promise<JobsModule | undefined> {
@@ -77,14 +81,7 @@ export class Session {
       // An idle client dropped by the server is not the command's failure; the next query reconnects.
       this.pool.on("error", () => {});
     }
-    return createJobs({
-      db: this.pool,
-      jobs: mod?.jobs ?? [],
-      settings,
-      logger: this.logger,
-      // Only when the module defines them: a tick given schedules syncs the table to that list.
-      ...(mod?.schedules ? { schedules: mod.schedules as readonly ScheduleDefinition[] } : {}),
-    });
+    return jobsFromModule(mod ?? { jobs: [] }, { db: this.pool, settings, logger: this.logger });
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,7 @@
 // Which client a login attempt came from, for the login throttle. Only a source the platform
 // itself sets is trusted: a header any client can send would let an attacker pick a fresh
 // address for every guess.
+import { read } from "../settings/catalog.js";
 import type { Context } from "hono";
 
 /** Where the client's address is read. */
@@ -71,7 +72,7 @@ interface NodeBindings {
 }
 
 const onVercel = (env: Readonly<Record<string, string | undefined>>): boolean =>
-  env.VERCEL === "1" || typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime === "string";
+  read(env, "VERCEL") === "1" || typeof (globalThis as { EdgeRuntime?: unknown }).EdgeRuntime === "string";
 
 /** The raw address of the client, from the configured source, or undefined. */
 export const clientAddress = (c: Context, source: AddressSource, env: Readonly<Record<string, string | undefined>>): string | undefined => {

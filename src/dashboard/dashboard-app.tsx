@@ -22,6 +22,8 @@ export interface DashboardOptions extends DashboardAuthOptions {
   readonly basePath?: string;
   /** The clock the login throttle uses instead of the database's now(); for tests of its waits. */
   readonly now?: () => Date;
+  /** Called after replays and schedule runs put jobs in the queue (a deployment kicks a tick from here, as for API enqueues). */
+  readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
 }
 
 export type Form = Record<string, string | File | Array<string | File>>;
@@ -86,7 +88,7 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     return c.redirect(`${base}/login`, 303);
   });
 
-  const deps = { base };
+  const deps = { base, onEnqueued: options.onEnqueued };
   overviewPages(app, deps);
   jobPages(app, deps);
   deadLetterPages(app, deps);

@@ -1,15 +1,21 @@
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { isJobsError } from "../errors.js";
-import type { AnyJob } from "../job.js";
-import type { Jobs } from "../jobs.js";
 import type { DashboardEnv } from "./dashboard-app.js";
 
-export type AnyJobs = Jobs<readonly AnyJob[]>;
+import type { AnyJobs } from "../jobs.js";
+
+export type { AnyJobs } from "../jobs.js";
 
 /** What every page's routes get: where the dashboard lives. The queue is `c.var.jobs`, resolved per request. */
 export interface DashboardDeps {
   readonly base: string;
+  readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
 }
+
+/** Tells the deployment that jobs due now were queued (it kicks a tick); never fails the page. */
+export const enqueued = async (deps: DashboardDeps, c: Context, ids: readonly string[]): Promise<void> => {
+  if (ids.length > 0) await deps.onEnqueued?.({ ids: [...ids], dueNow: true }, c);
+};
 
 export type Routes = (app: Hono<DashboardEnv>, deps: DashboardDeps) => void;
 

@@ -1,5 +1,5 @@
-import type { Env } from "../settings/library.js";
-import { parseDuration } from "../settings/duration.js";
+import { read } from "../settings/catalog.js";
+import type { Env } from "../settings/parse.js";
 import type { AddressSource } from "./client-address.js";
 
 export const MIN_PASSWORD = 12;
@@ -38,24 +38,26 @@ const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 /** Reads the dashboard's login settings; anything missing or weak leaves the dashboard closed, saying why. */
 export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): DashboardAuth => {
-  const password = options.password ?? env.DASHBOARD_PASSWORD ?? "";
+  const password = options.password ?? read(env, "DASHBOARD_PASSWORD") ?? "";
   if (password === "") return { configured: false, problem: "DASHBOARD_PASSWORD is not set." };
   if (password.length < MIN_PASSWORD) {
     return { configured: false, problem: `DASHBOARD_PASSWORD is shorter than ${MIN_PASSWORD} characters.` };
   }
-  const explicit = options.secret ?? env.DASHBOARD_SECRET;
+  const explicit = options.secret ?? read(env, "DASHBOARD_SECRET");
   if (explicit !== undefined && explicit !== "" && explicit.length < MIN_SECRET) {
     return { configured: false, problem: `DASHBOARD_SECRET is shorter than ${MIN_SECRET} characters.` };
   }
   // Derived from the password, so changing the password also ends every session.
   const secret = explicit || `pgtick-dashboard-session\u0000${password}`;
-  const ttlText = env.DASHBOARD_SESSION_TTL;
-  const ttlMs = options.sessionTtlMs ?? (ttlText ? parseDuration(ttlText) : DEFAULT_TTL_MS);
-  if (ttlMs === undefined || ttlMs < 60_000) {
-    return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration of at least 1m, such as 8h." };
+  let ttlMs: number;
+  try {
+    ttlMs = options.sessionTtlMs ?? read(env, "DASHBOARD_SESSION_TTL") ?? DEFAULT_TTL_MS;
+  } catch {
+    ttlMs = 0;
   }
-  const origins = options.allowedOrigins ?? (env.DASHBOARD_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
-  const header = (options.clientIpHeader ?? env.DASHBOARD_CLIENT_IP_HEADER ?? "").trim().toLowerCase();
+  if (!(ttlMs >= 60_000)) return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration of at least 1m, such as 8h." };
+  const origins = options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? [];
+  const header = (options.clientIpHeader ?? read(env, "DASHBOARD_CLIENT_IP_HEADER") ?? "").trim().toLowerCase();
   if (header !== "" && !HEADER_NAME.test(header)) {
     return { configured: false, problem: "DASHBOARD_CLIENT_IP_HEADER must be the name of one header, such as x-real-ip." };
   }

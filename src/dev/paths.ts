@@ -1,10 +1,12 @@
+import { read } from "../settings/catalog.js";
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Env } from "../settings/library.js";
 
 /** Where `npm run dev` keeps its state: DEV_DIR, default `.dev` (git-ignored). */
 export const devPaths = (env: Env, cwd: string) => {
-  const dir = env.DEV_DIR ? (isAbsolute(env.DEV_DIR) ? env.DEV_DIR : resolve(cwd, env.DEV_DIR)) : join(cwd, ".dev");
+  const given = read(env, "DEV_DIR");
+  const dir = given ? (isAbsolute(given) ? given : resolve(cwd, given)) : join(cwd, ".dev");
   return {
     dir,
     /** The embedded PostgreSQL's data directory. */

@@ -6,19 +6,19 @@ import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
 import { oneLine } from "../cli/exit-codes.js";
-import { loadJobsModule } from "../module/jobs-module.js";
-import { durationSetting, type Env, settingsFromEnv } from "../settings/library.js";
+import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
+import { read } from "../settings/catalog.js";
+import { type Env, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
-import { createJobs } from "../jobs.js";
 import { jsonLogger, type Logger, type LogLevel } from "../log.js";
-import { kickEnabled } from "../platform/budget.js";
-import type { ScheduleDefinition } from "../schedules/index.js";
+import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
+import { jobsFromModule } from "../module/jobs-module.js";
 import { devLogger } from "./log.js";
 import { devPaths, type DevServerInfo } from "./paths.js";
 import { type DevPostgres, startDevPostgres } from "./postgres.js";
 import { loadSecrets } from "./secrets.js";
-import { createTicker } from "./ticker.js";
+import { createLocalPlatform } from "./local-platform.js";
 
 /** A database URL fit to print: the password, if any, masked. */
 const withoutPassword = (url: string): string => {
@@ -33,7 +33,7 @@ const withoutPassword = (url: string): string => {
 
 export const DEFAULT_PORT = 8787;
 export const DEFAULT_TICK_INTERVAL_MS = 60_000;
-export const DEFAULT_JOBS_MODULE = resolve(import.meta.dirname, "../../examples/jobs.ts");
+export { DEFAULT_JOBS_MODULE } from "../module/load-module.js";
 
 export interface DevIo {
   readonly env: Env;
@@ -50,19 +50,6 @@ export interface DevServer {
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
 
-const portFrom = (env: Env): number => {
-  const raw = env.PORT?.trim();
-  if (!raw) return DEFAULT_PORT;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n > 65_535) throw config("PORT", `must be a port number (0-65535), got ${JSON.stringify(raw)}`);
-  return n;
-};
-
-const intervalFrom = (env: Env): number => {
-  const raw = env.TICK_INTERVAL?.trim();
-  if (!raw) return DEFAULT_TICK_INTERVAL_MS;
-  return durationSetting("TICK_INTERVAL", raw, 100);
-};
 
 const listen = (server: Server, port: number, host: string): Promise<number> =>
   new Promise((done, fail) => {
@@ -86,11 +73,13 @@ const closeServer = (server: Server): Promise<void> =>
 export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const { env, out } = io;
   const paths = devPaths(env, io.cwd);
-  const port = portFrom(env);
-  const intervalMs = intervalFrom(env);
-  const level = (["debug", "info", "warn", "error"].includes(env.LOG_LEVEL ?? "") ? env.LOG_LEVEL : "info") as LogLevel;
-  const logger: Logger = env.LOG_FORMAT === "json" ? jsonLogger(level, out) : devLogger(level, out, Boolean(process.stdout.isTTY) && !env.NO_COLOR);
-  const modulePath = env.JOBS_MODULE || DEFAULT_JOBS_MODULE;
+  const port = read(env, "PORT") ?? DEFAULT_PORT;
+  const intervalMs = read(env, "TICK_INTERVAL") ?? DEFAULT_TICK_INTERVAL_MS;
+  const level: LogLevel = read(env, "LOG_LEVEL") ?? "info";
+  const color = Boolean(process.stdout.isTTY) && read(env, "NO_COLOR") === undefined;
+  const logger: Logger = read(env, "LOG_FORMAT") === "json" ? jsonLogger(level, out) : devLogger(level, out, color);
+  const modulePath = read(env, "JOBS_MODULE") ?? DEFAULT_JOBS_MODULE;
+  const givenDatabase = read(env, "DATABASE_URL");
   const mod = await loadJobsModule(modulePath, io.cwd);
   mkdirSync(paths.dir, { recursive: true });
 
@@ -101,27 +90,22 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   };
   try {
     let database: DevPostgres | undefined;
-    if (!env.DATABASE_URL) {
-      database = await startDevPostgres({ dir: paths.pg, port: env.DEV_PG_PORT ? Number(env.DEV_PG_PORT) : undefined, log: join(paths.dir, "postgres.log") });
+    if (!givenDatabase) {
+      database = await startDevPostgres({ dir: paths.pg, port: read(env, "DEV_PG_PORT"), log: join(paths.dir, "postgres.log") });
       cleanups.push(() => database!.stop());
     }
-    const databaseUrl = env.DATABASE_URL || database!.url;
+    const databaseUrl = givenDatabase ?? database!.url;
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
     pool.on("error", (e) => logger.log("warn", "idle database connection failed", { error: e.message }));
     cleanups.push(() => pool.end());
 
     const settings = settingsFromEnv(env, mod.settings);
-    const jobs = createJobs({
-      db: pool,
-      jobs: mod.jobs,
-      settings,
-      logger,
-      ...(mod.schedules ? { schedules: mod.schedules as readonly ScheduleDefinition[] } : {}),
-    });
+    const jobs = jobsFromModule(mod, { db: pool, settings, logger });
     const applied = await jobs.migrate();
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied.join(",") });
+    await mod.setup?.(jobs.db);
     // Fresh tables: give a new user one job of each kind to watch.
-    if (applied.includes(1) && mod.seed && env.DEV_SEED !== "off") {
+    if (applied.includes(1) && mod.seed && read(env, "DEV_SEED") !== false) {
       await mod.seed(jobs);
       logger.log("info", "example jobs enqueued", { module: modulePath });
     }
@@ -129,33 +113,41 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     const { secrets, created } = loadSecrets(paths.secrets, env);
     const appEnv: Env = { ...env, ...secrets };
 
-    const ticker = createTicker({
+    // Ctrl-C aborts every running tick: each requeues what it holds before the pool and PostgreSQL stop.
+    const shutdown = new AbortController();
+    let url = "";
+    const local = createLocalPlatform({
+      tickUrl: () => `${url}/api/tick`,
+      cronSecret: secrets.CRON_SECRET,
       intervalMs,
-      tick: (signal) => jobs.tick({ signal }),
-      // The tick logs its own report ("tick finished"); this only says what started it.
-      onReport: (r, reason) => logger.log("debug", "tick", { reason, claimed: r.claimed, ms: r.durationMs }),
-      onError: (e) => logger.log("error", "tick failed", { error: oneLine(e) }),
+      onError: (e) => logger.log("error", "starting a tick failed", { error: oneLine(e) }),
     });
-    cleanups.push(() => ticker.stop());
+    cleanups.push(async () => {
+      shutdown.abort();
+      await local.stop();
+    });
+    const kickBudget = kickBudgetMs(env, settings.tickBudgetMs);
 
     const api = createApp({
       jobs,
       env: appEnv,
       logger,
-      // The platform's low-latency kick, locally: a job due now runs without waiting for the next tick.
+      // Every tick is an invocation of /api/tick, answered 202 while it runs, as on a platform.
+      tick: (req) => jobs.tick({ budgetMs: req.kick ? kickBudget : undefined, handoff: req.handoff, signal: shutdown.signal, spawn: (h) => local.spawn(h) }),
+      background: (work) => local.track(work),
+      // The kick: a running tick with room claims it; otherwise a new tick starts.
       onEnqueued: ({ dueNow }) => {
-        if (dueNow && kickEnabled(env)) ticker.kick();
+        if (dueNow && kickEnabled(env) && !jobs.wake()) local.kick();
       },
     });
     // The same app as on a platform: the API under /api, the dashboard under /dashboard.
     const server = createAdaptorServer({ fetch: api.fetch }) as Server;
-    const boundPort = await listen(server, port, env.HOST || "127.0.0.1");
+    const boundPort = await listen(server, port, read(env, "HOST") ?? "127.0.0.1");
     cleanups.push(() => closeServer(server));
-    const url = `http://localhost:${boundPort}`;
+    url = `http://localhost:${boundPort}`;
 
-    // Stopped in reverse: the server closes first, then the ticker (its running tick requeues through
-    // the pool), then the pool, then PostgreSQL.
-    ticker.start();
+    // Stopped in reverse: the ticks first (they requeue through the pool), then the server, the pool, PostgreSQL.
+    local.start();
 
     const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path };
     // Holds the database URL (a DATABASE_URL's password included): readable by this user only, like the secrets.
@@ -169,7 +161,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
         `pgtick dev server${created ? " (tokens generated)" : ""}`,
         `  dashboard   ${url}/dashboard   password: ${secrets.DASHBOARD_PASSWORD}`,
         `  API         ${url}/api         Authorization: Bearer ${secrets.JOBS_API_TOKEN}`,
-        `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change)`,
+        `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change; up to ${settings.maxTicks} at once)`,
         `  database    ${withoutPassword(databaseUrl)}${database ? `   (data in ${paths.pg})` : ""}`,
         `  jobs        ${mod.path}`,
         `  tokens in   ${paths.secrets}`,

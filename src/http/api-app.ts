@@ -1,13 +1,14 @@
 import { type Context, Hono } from "hono";
 import { createDashboard } from "../dashboard/dashboard-app.js";
-import { JobsError } from "../errors.js";
+import { read } from "../settings/catalog.js";
 import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
-import type { TickOptions } from "../tick/types.js";
+import type { TickOptions, TickReport } from "../tick/types.js";
+import type { TickRequest } from "../platform/tick-request.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
-import type { AnyJobs, ApiConfig, ApiEnv, Handlers } from "./api-context.js";
+import { type AnyJobs, type ApiConfig, type ApiEnv, type Handlers, notifyEnqueued } from "./api-context.js";
 import { drainBound, settleBody } from "./drain.js";
 import { ApiError, classify, errorResponse } from "./api-errors.js";
 import { methodsByPath, ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
@@ -24,20 +25,22 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
   env: Record<string, string | undefined>;
   /** Called after jobs were enqueued through the API (enqueue, replays, schedule run): where a deployment hooks the kick in. */
   onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
-  /** Options for the tick `/api/tick` runs (platform entrypoints derive the budget from their execution limit). */
+  /** Options for the tick `/api/tick` runs on `jobs` (when `tick` is not given). */
   tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
+  /**
+   * Runs the tick `/api/tick` asks for, instead of `jobs.tick`: a platform entrypoint
+   * opens the tick's own connection, derives its budget and lets it start more ticks.
+   */
+  tick?: (req: TickRequest, c: Context) => Promise<TickReport>;
+  /**
+   * Keeps work alive past the response (Vercel's and Workers' `waitUntil`): with it, a
+   * `/api/tick` request with `x-pgtick-async: 1` is answered `202` at once and its tick runs on.
+   */
+  background?: (work: Promise<unknown>, c: Context) => void;
   /** Where server faults are logged. Default: the jobs instance's logger, else JSON lines on stdout. */
   logger?: Logger;
 }
 
-const maxBodyBytes = (raw: string | undefined): number => {
-  if (raw === undefined || raw.trim() === "") return DEFAULT_MAX_BODY_BYTES;
-  const n = Number(raw.trim());
-  if (!Number.isInteger(n) || n < 1) {
-    throw new JobsError("invalid_config", `JOBS_MAX_BODY_BYTES must be a positive integer, got ${JSON.stringify(raw)}`, { setting: "JOBS_MAX_BODY_BYTES" });
-  }
-  return n;
-};
 
 /** Every route's handler, by its name in the route table: the compiler says when one is missing. */
 const HANDLERS: Handlers = { ...jobHandlers, ...deadLetterHandlers, ...scheduleHandlers, ...systemHandlers };
@@ -50,12 +53,14 @@ const HANDLERS: Handlers = { ...jobHandlers, ...deadLetterHandlers, ...scheduleH
 export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): Hono => {
   const logger = options.logger ?? (typeof options.jobs === "function" ? jsonLogger() : options.jobs.logger);
   const config: ApiConfig = {
-    maxBodyBytes: maxBodyBytes(options.env.JOBS_MAX_BODY_BYTES),
-    apiTokens: secretsFrom(options.env.JOBS_API_TOKEN, "JOBS_API_TOKEN", "pgtick-api"),
-    cronSecret: secretsFrom(options.env.CRON_SECRET, "CRON_SECRET", "pgtick-tick", { list: false }),
+    maxBodyBytes: read(options.env, "JOBS_MAX_BODY_BYTES") ?? DEFAULT_MAX_BODY_BYTES,
+    apiTokens: secretsFrom(read(options.env, "JOBS_API_TOKEN"), "JOBS_API_TOKEN", "pgtick-api"),
+    cronSecret: secretsFrom(read(options.env, "CRON_SECRET"), "CRON_SECRET", "pgtick-tick", { list: false }),
     logger,
     onEnqueued: options.onEnqueued,
     tickOptions: options.tickOptions,
+    tick: options.tick,
+    background: options.background,
   };
   // The API validates names and payloads at run time, so it needs no job types.
   const source = options.jobs as unknown as AnyJobs | ((req: Request) => Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }>);
@@ -118,7 +123,12 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
   }
 
   // Server-rendered pages behind their own login (DASHBOARD_PASSWORD); the jobs come from this app's per-request getter.
-  app.route("/dashboard", createDashboard({ jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(), env: options.env }));
+  // Its replays and schedule runs kick like the API's do.
+  app.route("/dashboard", createDashboard({
+    jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(),
+    env: options.env,
+    onEnqueued: options.onEnqueued ? (info, c) => notifyEnqueued(config, c, info.ids, info.dueNow) : undefined,
+  }));
   app.get("/", (c) => c.redirect("/dashboard/", 303));
 
   // Hono's Variables are internal to this app; callers see a plain Hono.

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { AnyJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
-import type { TickOptions } from "../tick/types.js";
+import type { TickOptions, TickReport } from "../tick/types.js";
+import type { TickRequest } from "../platform/tick-request.js";
 import type { Secrets } from "./auth.js";
 
 import type { RouteName } from "./route-table.js";
@@ -16,6 +17,8 @@ export interface ApiConfig {
   readonly logger: Logger;
   readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
   readonly tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
+  readonly tick?: (req: TickRequest, c: Context) => Promise<TickReport>;
+  readonly background?: (work: Promise<unknown>, c: Context) => void;
 }
 
 export interface ApiEnv {

@@ -1,53 +1,53 @@
-import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import type { JobsSettingsInput } from "../settings/library.js";
+import type { Db, PgLike } from "../db.js";
+import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
-import { CliError, EXIT } from "../cli/exit-codes.js";
+import { type AnyJobs, createJobs } from "../jobs.js";
+import type { Logger } from "../log.js";
+import type { ScheduleDefinition } from "../schedules/index.js";
+import type { JobsSettings, JobsSettingsInput } from "../settings/library.js";
 
 /**
- * What the CLI and the dev server load from the operator's code: the job
- * definitions (handlers and schemas), and optionally the schedules, settings
- * and, for `npm run dev` on a fresh database, a seed.
+ * The one module a user writes (`functions/jobs.ts` in this repository): the job
+ * definitions, and optionally the schedules, settings, a seed for `npm run dev`
+ * and the deployment's own tables. `npm run dev`, the CLI, `npm run migrate:deploy`
+ * and both platforms' entrypoints all build their queue from it.
  */
 export interface JobsModule {
   readonly jobs: readonly AnyJob[];
-  /** `defineSchedule(...)` results. */
-  readonly schedules?: readonly unknown[];
+  /** `defineSchedule(...)` results; when given (even `[]`), ticks keep the schedules table in step with them. */
+  readonly schedules?: readonly ScheduleDefinition[];
+  /** Settings in code, under those read from the environment. */
   readonly settings?: JobsSettingsInput;
-  /** Called by the dev server once, when it has just created the tables. */
-  readonly seed?: (jobs: unknown) => Promise<void>;
+  /** Called by `npm run dev` once, when it has just created the tables: jobs to watch. */
+  readonly seed?: (jobs: AnyJobs) => Promise<void>;
+  /** Your own tables: `npm run migrate:deploy` runs this after the library's migrations. */
+  readonly setup?: (db: Db) => Promise<void>;
 }
 
 const isJob = (v: unknown): v is AnyJob =>
   typeof v === "object" && v !== null && typeof (v as AnyJob).name === "string" && typeof (v as AnyJob).handler === "function";
 
-/** Imports a jobs module (TypeScript works: the CLI runs under tsx) and checks its shape. */
-export const loadJobsModule = async (path: string, cwd: string): Promise<JobsModule & { path: string }> => {
-  const file = isAbsolute(path) ? path : resolve(cwd, path);
-  if (!existsSync(file)) throw new CliError(EXIT.config, `jobs module ${path} does not exist`);
-  let loaded: Record<string, unknown>;
-  try {
-    loaded = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-  } catch (e) {
-    throw new CliError(EXIT.config, `cannot load jobs module ${path}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
-  }
-  // Named exports, or one default export object with the same fields.
+/**
+ * Checks what an import gave (named exports, or a default export with the same
+ * fields) and returns it as a jobs module; `invalid_config` saying what is wrong.
+ */
+export const asJobsModule = (loaded: Record<string, unknown>, where = "the jobs module"): JobsModule => {
   const mod = (loaded.jobs === undefined && typeof loaded.default === "object" && loaded.default !== null ? loaded.default : loaded) as Record<string, unknown>;
-  if (!Array.isArray(mod.jobs) || !mod.jobs.every(isJob)) {
-    throw new CliError(EXIT.config, `jobs module ${path} must export \`jobs\`: an array of defineJob(...) definitions`);
-  }
-  if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) {
-    throw new CliError(EXIT.config, `jobs module ${path}: \`schedules\` must be an array of defineSchedule(...) results`);
-  }
-  if (mod.seed !== undefined && typeof mod.seed !== "function") {
-    throw new CliError(EXIT.config, `jobs module ${path}: \`seed\` must be a function`);
-  }
-  return {
-    path: file,
-    jobs: mod.jobs,
-    schedules: mod.schedules as unknown[] | undefined,
-    settings: (mod.settings ?? undefined) as JobsSettingsInput | undefined,
-    seed: mod.seed as JobsModule["seed"],
-  };
+  const bad = (message: string) => new JobsError("invalid_config", `${where} ${message}`);
+  if (!Array.isArray(mod.jobs) || !mod.jobs.every(isJob)) throw bad("must export `jobs`: an array of defineJob(...) definitions");
+  if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) throw bad("exports `schedules`, which must be an array of defineSchedule(...) results");
+  for (const key of ["seed", "setup"] as const) if (mod[key] !== undefined && typeof mod[key] !== "function") throw bad(`exports \`${key}\`, which must be a function`);
+  if (mod.settings !== undefined && (typeof mod.settings !== "object" || mod.settings === null)) throw bad("exports `settings`, which must be an object");
+  return mod as unknown as JobsModule;
 };
+
+/** The queue a jobs module describes, on one connection: the one place a module becomes a `createJobs`. */
+export const jobsFromModule = (mod: JobsModule, env: { readonly db: Db | PgLike; readonly settings: JobsSettings; readonly logger?: Logger }): AnyJobs =>
+  createJobs({
+    db: env.db,
+    jobs: mod.jobs,
+    settings: env.settings,
+    logger: env.logger,
+    // Only when the module defines them: a tick given schedules syncs the table to that list.
+    ...(mod.schedules ? { schedules: mod.schedules } : {}),
+  });

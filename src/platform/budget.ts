@@ -1,4 +1,5 @@
-import { durationSetting, type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../settings/library.js";
+import { read } from "../settings/catalog.js";
+import { type Env, type JobsSettings, type JobsSettingsInput, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 
 /**
@@ -29,34 +30,22 @@ export const WORKERS_SCHEDULED: PlatformLimit = { limitMs: 30_000, marginMs: 5_0
 /** A tick started by an enqueue (the kick): short, so it never holds the request's isolate for long. */
 export const KICK_BUDGET_MS = 10_000;
 
-/** Environment variables read here, next to those of `ENV_NAMES`. */
-export const PLATFORM_ENV = {
-  limit: "JOBS_PLATFORM_LIMIT",
-  margin: "JOBS_SAFETY_MARGIN",
-  kick: "JOBS_KICK",
-  kickBudget: "JOBS_KICK_BUDGET",
-} as const;
 
 const MIN_BUDGET_MS = 1_000;
 /** The final requeue, closing the pool and answering need some time: a margin below this is refused. */
 const MIN_MARGIN_MS = 1_000;
 
-const durationFromEnv = (env: Env, name: string, fallback: number): number => {
-  const raw = env[name];
-  return raw === undefined || raw === "" ? fallback : durationSetting(name, raw);
-};
-
 /** The platform limit as configured: the defaults of `platform`, overridden by JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN. */
 export const limitFromEnv = (env: Env, platform: PlatformLimit): PlatformLimit => ({
-  limitMs: Math.min(durationFromEnv(env, PLATFORM_ENV.limit, platform.limitMs), platform.hardLimitMs ?? Number.POSITIVE_INFINITY),
-  marginMs: durationFromEnv(env, PLATFORM_ENV.margin, platform.marginMs),
+  limitMs: Math.min(read(env, "JOBS_PLATFORM_LIMIT") ?? platform.limitMs, platform.hardLimitMs ?? Number.POSITIVE_INFINITY),
+  marginMs: read(env, "JOBS_SAFETY_MARGIN") ?? platform.marginMs,
 });
 
 /** The tick's budget: the limit minus the margin. Throws `invalid_config` when nothing useful is left. */
 export const budgetFromLimit = ({ limitMs, marginMs }: PlatformLimit): number => {
   if (marginMs < MIN_MARGIN_MS) {
-    throw new JobsError("invalid_config", `${PLATFORM_ENV.margin} must be at least ${MIN_MARGIN_MS} ms: the tick needs it to requeue what is still running`, {
-      setting: PLATFORM_ENV.margin,
+    throw new JobsError("invalid_config", `JOBS_SAFETY_MARGIN must be at least ${MIN_MARGIN_MS} ms: the tick needs it to requeue what is still running`, {
+      setting: "JOBS_SAFETY_MARGIN",
     });
   }
   const budget = limitMs - marginMs;
@@ -64,7 +53,7 @@ export const budgetFromLimit = ({ limitMs, marginMs }: PlatformLimit): number =>
     throw new JobsError(
       "invalid_config",
       `the platform limit (${limitMs} ms) minus the safety margin (${marginMs} ms) leaves ${budget} ms; a tick needs at least ${MIN_BUDGET_MS} ms`,
-      { setting: PLATFORM_ENV.margin, limitMs, marginMs },
+      { setting: "JOBS_SAFETY_MARGIN", limitMs, marginMs },
     );
   }
   return budget;
@@ -79,13 +68,13 @@ export const budgetFromLimit = ({ limitMs, marginMs }: PlatformLimit): number =>
 export const platformSettings = (env: Env, platform: PlatformLimit, overrides: JobsSettingsInput = {}): JobsSettings => {
   const ceiling = budgetFromLimit(limitFromEnv(env, platform));
   const settings = settingsFromEnv(env, overrides);
-  const explicit = overrides.tickBudgetMs !== undefined || (env.JOBS_TICK_BUDGET ?? "") !== "";
-  const tickBudgetMs = explicit ? Math.min(settings.tickBudgetMs, ceiling) : ceiling;
-  return { ...settings, tickBudgetMs, claimCutoffMs: Math.min(settings.claimCutoffMs, tickBudgetMs / 2) };
+  const explicit = overrides.tickBudgetMs !== undefined || read(env, "JOBS_TICK_BUDGET") !== undefined;
+  // The claim cutoff is clamped to half the budget where every tick's limits are decided (tickLimits).
+  return { ...settings, tickBudgetMs: explicit ? Math.min(settings.tickBudgetMs, ceiling) : ceiling };
 };
 
 /** The kick's budget: JOBS_KICK_BUDGET (default 10 s), never more than the platform's own budget. */
-export const kickBudgetMs = (env: Env, ceilingMs: number): number => Math.min(durationFromEnv(env, PLATFORM_ENV.kickBudget, KICK_BUDGET_MS), ceilingMs);
+export const kickBudgetMs = (env: Env, ceilingMs: number): number => Math.min(read(env, "JOBS_KICK_BUDGET") ?? KICK_BUDGET_MS, ceilingMs);
 
 /** JOBS_KICK=off (or 0, false, no) turns the low-latency kick off; it is on by default. */
-export const kickEnabled = (env: Env): boolean => !["off", "0", "false", "no"].includes((env[PLATFORM_ENV.kick] ?? "").trim().toLowerCase());
+export const kickEnabled = (env: Env): boolean => read(env, "JOBS_KICK") ?? true;

@@ -1,3 +1,4 @@
+import { read } from "../settings/catalog.js";
 import type { Env } from "../settings/library.js";
 import type { Db } from "../db.js";
 import { JobsError } from "../errors.js";
@@ -10,7 +11,7 @@ export interface Connection {
 
 /** DATABASE_URL, or an `invalid_config` error that says what to set. */
 export const databaseUrl = (env: Env): string => {
-  const url = env.DATABASE_URL;
+  const url = read(env, "DATABASE_URL");
   if (!url) throw new JobsError("invalid_config", "DATABASE_URL is not set: set it to the PostgreSQL connection string (for Neon, the pooled one)", { setting: "DATABASE_URL" });
   return url;
 };

@@ -1,38 +1,51 @@
-import type { Env, JobsSettings } from "../settings/library.js";
-import type { Db } from "../db.js";
-import type { TickReport } from "../tick/types.js";
+import { errorText } from "../error-text.js";
+import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
+import { settingsFromEnv } from "../settings/library.js";
+import type { Env } from "../settings/parse.js";
+import { wakeLiveTicks } from "../tick/live.js";
+import type { Handoff, TickReport } from "../tick/types.js";
 import { kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
+import type { TickRequest } from "./tick-request.js";
 
-/** Something that can run a tick: what `createJobs` returns, narrowed to what a platform entrypoint calls. */
-export interface Ticker {
-  tick(options?: { budgetMs?: number; signal?: AbortSignal }): Promise<TickReport>;
-}
-
-export interface PlatformTick {
+/** A deployment of a jobs module on a platform: what every invocation there shares. */
+export interface Deployment {
+  readonly module: JobsModule;
   readonly env: Env;
-  readonly platform: PlatformLimit;
-  /** Opens the invocation's database connection (closed before `runPlatformTick` returns). */
+  /** The limit of this invocation (Vercel knows each invocation's deadline). */
+  readonly platform: () => PlatformLimit;
+  /** Opens the tick's connection (closed before the tick's promise settles). */
   readonly connect: (env: Env) => Connection;
-  /** Builds the deployment's jobs on that connection. */
-  readonly jobs: (db: Db, settings: JobsSettings) => Ticker;
 }
 
 /**
- * One tick on a platform: settings from the environment, the budget from the
- * platform's limit minus the margin (or the shorter kick budget), and the
- * connection closed before it returns, whatever happens.
+ * One tick invocation: settings from the environment, the budget from the
+ * platform's limit minus the margin (or the kick budget), part of the margin as
+ * the statements' grace, the slot handed to it, and `spawn` to start more ticks
+ * as invocations of their own. The connection is closed before it returns.
  */
-export const runPlatformTick = async (p: PlatformTick, options: { kick?: boolean; signal?: AbortSignal } = {}): Promise<TickReport> => {
-  const settings = platformSettings(p.env, p.platform);
-  const budgetMs = options.kick ? kickBudgetMs(p.env, settings.tickBudgetMs) : settings.tickBudgetMs;
-  const connection = p.connect(p.env);
+export const runInvocationTick = async (
+  d: Deployment,
+  req: TickRequest,
+  options: { readonly spawn?: (handoffs: readonly Handoff[]) => void; readonly signal?: AbortSignal } = {},
+): Promise<TickReport> => {
+  const limit = d.platform();
+  const settings = platformSettings(d.env, limit, d.module.settings);
+  const budgetMs = req.kick ? kickBudgetMs(d.env, settings.tickBudgetMs) : settings.tickBudgetMs;
+  // The final requeue must fit in the margin that closing the pool and answering also need.
+  const graceMs = Math.min(settings.graceMs, Math.max(500, (limit.marginMs ?? 1_000) / 2));
+  const connection = d.connect(d.env);
   try {
-    return await p.jobs(connection.db, settings).tick({ budgetMs, signal: options.signal });
+    const jobs = jobsFromModule(d.module, { db: connection.db, settings });
+    return await jobs.tick({ budgetMs, graceMs, handoff: req.handoff, signal: options.signal, spawn: options.spawn });
   } finally {
     await connection.close();
   }
 };
 
-/** The header a kick adds to its tick request, asking for the short kick budget. */
-export const KICK_HEADER = "x-jobs-kick";
+/** The ticks of this deployment running in this isolate, woken to claim what just became due; true when one has room. */
+export const wakeDeployment = (d: Deployment): boolean => wakeLiveTicks(settingsFromEnv(d.env, d.module.settings).tablePrefix);
+
+/** Logs a tick invocation that failed to start; the reserved slot it was asked to take expires unused. */
+export const logSpawnError = (error: unknown): void =>
+  console.warn(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: "starting a tick failed; its slot expires unused", error: errorText(error) }));

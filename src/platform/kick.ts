@@ -1,14 +1,18 @@
-import type { Env } from "../settings/library.js";
+import { read } from "../settings/catalog.js";
+import type { Env } from "../settings/parse.js";
 import { kickEnabled } from "./budget.js";
-import { KICK_HEADER } from "./invocation.js";
+import { logSpawnError } from "./invocation.js";
+import { type TickRequest, tickRequest } from "./tick-request.js";
+
+export { kickEnabled } from "./budget.js";
 
 /**
- * Coalesces kicks within one isolate: at most one runs, and kicks that arrive
- * meanwhile become a single rerun after it (a tick that already decided the
- * queue was empty would not see their jobs). Never rejects: a failed kick only
- * means the job waits for the next cron tick.
+ * One run at a time, and calls that arrive meanwhile become a single rerun
+ * after it (what was due when they came may be missed by a run that already
+ * looked). Never rejects: `onError` hears of failures. The kick and the dev
+ * server's cron both use it.
  */
-export const coalesced = (run: () => Promise<unknown>, onError: (error: unknown) => void = logKickError): (() => Promise<void>) => {
+export const coalesced = (run: () => Promise<unknown>, onError: (error: unknown) => void = logSpawnError): (() => Promise<void>) => {
   let running: Promise<void> | undefined;
   let again = false;
   return () => {
@@ -34,26 +38,32 @@ export const coalesced = (run: () => Promise<unknown>, onError: (error: unknown)
   };
 };
 
-const logKickError = (error: unknown) =>
-  console.error(JSON.stringify({ level: "warn", msg: "kick failed; the job waits for the next cron tick", error: error instanceof Error ? error.message : String(error) }));
+/**
+ * Where ticks are started over HTTP: JOBS_KICK_URL, else /api/tick on this
+ * deployment's own host (VERCEL_URL, set by Vercel). Never the host a request
+ * named: the request carries CRON_SECRET, and a Host header is the client's to choose.
+ */
+export const kickTarget = (env: Env): string | undefined => {
+  const host = read(env, "VERCEL_URL");
+  return read(env, "JOBS_KICK_URL") ?? (host ? `https://${host}/api/tick` : undefined);
+};
 
 /**
- * Where the kick goes: JOBS_KICK_URL, else /api/tick on this deployment's own
- * host (VERCEL_URL, set by Vercel). Never the host an enqueue request named:
- * the kick carries CRON_SECRET, and a Host header is the client's to choose.
+ * Starts a tick invocation with `POST /api/tick` (CRON_SECRET), for a kick or a
+ * slot handed over; with `async` the tick answers 202 at once. Without a target
+ * or a secret there is nothing to send to, and nothing is sent.
  */
-export const kickTarget = (env: Env): string | undefined =>
-  env.JOBS_KICK_URL || (env.VERCEL_URL ? `https://${env.VERCEL_URL}/api/tick` : undefined);
-
-/**
- * The Vercel kick: a POST to the deployment's own tick function, which runs a
- * tick with the short kick budget. The edge function waits for it under
- * `waitUntil`. Without a target (see `kickTarget`) there is no kick.
- */
-export const kickTickEndpoint = async (env: Env, fetcher: typeof fetch = fetch): Promise<void> => {
-  const url = kickTarget(env);
-  if (!kickEnabled(env) || !env.CRON_SECRET || !url) return;
-  const response = await fetcher(url, { method: "POST", headers: { authorization: `Bearer ${env.CRON_SECRET}`, [KICK_HEADER]: "1" } });
+export const postTick = async (env: Env, req: TickRequest, fetcher: typeof fetch = fetch, url = kickTarget(env)): Promise<void> => {
+  const secret = read(env, "CRON_SECRET");
+  if (!secret || !url) return;
+  const response = await fetcher(tickRequest(url, secret, req));
   await response.arrayBuffer();
   if (!response.ok) throw new Error(`the tick endpoint answered ${response.status}`);
 };
+
+/** Whether ticks can be started over HTTP here (a target and CRON_SECRET to send). */
+export const canPostTick = (env: Env): boolean => kickTarget(env) !== undefined && read(env, "CRON_SECRET") !== undefined;
+
+/** The kick on Vercel-like platforms: a new tick invocation over HTTP, at most one in flight per isolate. */
+export const httpKick = (env: Env, fetcher: typeof fetch = fetch): (() => Promise<void>) | undefined =>
+  kickEnabled(env) ? coalesced(() => postTick(env, { kick: true, async: true }, fetcher)) : undefined;

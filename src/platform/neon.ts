@@ -1,4 +1,5 @@
 // The Neon driver for edge runtimes (Vercel Edge, Cloudflare Workers): Web APIs only.
+import { read } from "../settings/catalog.js";
 import { neon, neonConfig, Pool } from "@neondatabase/serverless";
 import type { Env } from "../settings/library.js";
 import { fromNeonHttp, fromPg } from "../db.js";
@@ -11,14 +12,14 @@ import { type Connection, databaseUrl, logIdleConnectionError } from "./connecti
  * SQL-over-HTTP endpoint. Unset in production, where Neon's endpoints are used.
  */
 const configure = (env: Env): void => {
-  const proxy = env.NEON_LOCAL_WSPROXY;
+  const proxy = read(env, "NEON_LOCAL_WSPROXY");
   if (proxy) {
     neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
     neonConfig.useSecureWebSocket = false;
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
-  const http = env.NEON_LOCAL_HTTP;
+  const http = read(env, "NEON_LOCAL_HTTP");
   if (http) neonConfig.fetchEndpoint = http;
 };
 
@@ -41,4 +42,4 @@ export const neonHttp = (env: Env): Connection => {
  * one HTTP request, which suits an enqueue (one statement); `ws` opens a Pool for
  * the request. JOBS_NEON_TRANSPORT picks.
  */
-export const neonForRequest = (env: Env): Connection => (env.JOBS_NEON_TRANSPORT === "ws" ? neonPool(env) : neonHttp(env));
+export const neonForRequest = (env: Env): Connection => (read(env, "JOBS_NEON_TRANSPORT") === "ws" ? neonPool(env) : neonHttp(env));

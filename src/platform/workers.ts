@@ -16,3 +16,8 @@ export interface WorkerScheduledController {
 /** Workers bindings hold strings (vars, secrets) and objects (KV, Hyperdrive...); settings read only the strings. */
 export const stringEnv = (bindings: Record<string, unknown>): Env =>
   Object.fromEntries(Object.entries(bindings).filter((e): e is [string, string] => typeof e[1] === "string"));
+
+/** A service binding: `env.SELF.fetch(...)` reaches this worker again as a new invocation. */
+export interface WorkerFetcher {
+  fetch(request: Request): Promise<Response>;
+}

@@ -1,5 +1,8 @@
-import { parseDuration } from "./duration.js";
 import { JobsError } from "../errors.js";
+import type { VarName } from "./catalog.js";
+import { durationSetting, type Env, positiveInt } from "./parse.js";
+
+export { durationSetting, type Env } from "./parse.js";
 
 /** Everything a tick and the store need to know, resolved and validated. */
 export interface JobsSettings {
@@ -53,27 +56,6 @@ const bad = (name: string, want: string, got: unknown): never => {
   throw new JobsError("invalid_config", `${name} must be ${want}, got ${JSON.stringify(got)}`, { setting: name });
 };
 
-const positiveInt = (name: string, value: unknown): number => {
-  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
-  if (typeof n !== "number" || !Number.isInteger(n) || n < 1) return bad(name, "a positive integer", value);
-  return n;
-};
-
-// Timers cannot wait longer (setTimeout fires at once past 2^31 - 1 ms).
-const MAX_DURATION_MS = 2_147_483_647;
-
-/**
- * A duration setting (`30s`, `2m`, `1500`), or `invalid_config` naming the setting.
- * Shared by every place that reads one: the library's settings, the platform limits, the dev server.
- */
-export const durationSetting = (name: string, value: unknown, minMs = 0): number => {
-  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
-  if (ms === undefined || ms < minMs || ms > MAX_DURATION_MS) {
-    return bad(name, `a duration${minMs > 0 ? ` of at least ${minMs} ms` : ""} such as 30s, 2m or 1500 (milliseconds), at most 24 days`, value);
-  }
-  return ms;
-};
-
 const duration = (name: string, value: unknown): number => durationSetting(name, value);
 
 /** Merges explicit settings over defaults and checks every value, naming the setting that is wrong. */
@@ -117,9 +99,8 @@ export const ENV_NAMES = {
   maxTicks: "JOBS_MAX_TICKS",
   graceMs: "JOBS_TICK_GRACE",
   claimIntervalMs: "JOBS_CLAIM_INTERVAL",
-} as const satisfies Record<keyof JobsSettings, string>;
+} as const satisfies Record<keyof JobsSettings, VarName>;
 
-export type Env = Record<string, string | undefined>;
 
 /**
  * Reads the settings from environment variables (unset ones keep their defaults),

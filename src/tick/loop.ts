@@ -134,7 +134,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (finishing) return void lateClaims.push(run);
     runs.set(row.id, run);
     const job = registry.get(row.job_name);
-    void run.execute(job, logger).then((outcome) => {
+    void run.execute(job, logger, db).then((outcome) => {
       let s: Settlement;
       try {
         s = settlementFor(run, job, outcome, random);

@@ -1,3 +1,4 @@
+import type { Db } from "../db.js";
 import { type AnyJob, type JobContext, jobLogger } from "../job.js";
 import type { Logger } from "../log.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
@@ -55,12 +56,12 @@ export class Run {
   }
 
   /** Runs the handler; never rejects. */
-  execute(job: AnyJob | undefined, logger: Logger): Promise<Outcome> {
+  execute(job: AnyJob | undefined, logger: Logger, db: Db): Promise<Outcome> {
     if (!job) return Promise.resolve({ kind: "no_handler" });
     const parsed = parsePayload(job, this.row.payload);
     if (!parsed.ok) return Promise.resolve({ kind: "invalid_payload", issues: parsed.issues });
     const { row } = this;
-    const ctx = new RunContext(this, jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }));
+    const ctx = new RunContext(this, db, jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }));
     const handled = Promise.resolve().then(() => job.handler(parsed.data, ctx));
     const outcome = handled.then(
       (output): Outcome => ({ kind: "succeeded", output }),
@@ -91,6 +92,7 @@ class RunContext implements JobContext {
   readonly correlationId: string | null;
   constructor(
     private readonly run: Run,
+    readonly db: Db,
     readonly log: JobContext["log"],
   ) {
     this.jobId = run.row.id;

@@ -20,6 +20,9 @@ export interface RunningWorker {
 export const startWorker = async (bindings: Record<string, string>): Promise<RunningWorker> => {
   const { scriptPath } = await workerBuild();
   const mf = new Miniflare({
+    // As wrangler.toml names it, so its SELF service binding reaches this same worker.
+    name: "pgtick",
+    serviceBindings: { SELF: "pgtick" },
     modules: true,
     scriptPath,
     compatibilityDate: "2026-04-01",

@@ -1,7 +1,7 @@
 import { isJobsError } from "../../errors.js";
 import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import type { DashboardContext } from "../dashboard-app.js";
-import { formList, names, formText, q, qs, type Routes, userError } from "../dashboard-context.js";
+import { enqueued, formList, names, formText, q, qs, type Routes, userError } from "../dashboard-context.js";
 import { noticeFor } from "../notices.js";
 import { DeadDetail, DeadList, type Filter, type Issue, NotFound } from "./dead-letters.js";
 
@@ -16,7 +16,8 @@ const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skippe
   `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
 
 
-export const deadLetterPages: Routes = (app, { base }) => {
+export const deadLetterPages: Routes = (app, deps) => {
+  const { base } = deps;
 
   const list = async (c: DashboardContext, error?: string) => {
     const jobs = c.var.jobs;
@@ -49,7 +50,7 @@ export const deadLetterPages: Routes = (app, { base }) => {
     const text = formText(c.var.form.payload);
     if (text === undefined) {
       try {
-        await jobs.deadLetters.replay(id);
+        await enqueued(deps, c, [(await jobs.deadLetters.replay(id)).id]);
         return c.redirect(doneUrl(base, "replayed", 1), 303);
       } catch (e) {
         // Already replayed (a double click, another operator): the job is queued once, and the page says so.
@@ -68,7 +69,7 @@ export const deadLetterPages: Routes = (app, { base }) => {
       return again([{ path: [], message: `not valid JSON (${(e as Error).message})` }], "The payload was not replayed: fix the errors below.");
     }
     try {
-      await jobs.deadLetters.replay(id, { payload });
+      await enqueued(deps, c, [(await jobs.deadLetters.replay(id, { payload })).id]);
       return c.redirect(doneUrl(base, "replayed", 1), 303);
     } catch (e) {
       if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(base, "replayed", 0, 1), 303);
@@ -83,6 +84,7 @@ export const deadLetterPages: Routes = (app, { base }) => {
     if (ids.length === 0) return list(c, "Select at least one dead letter to replay.");
     try {
       const result = await jobs.deadLetters.replayMany({ ids });
+      await enqueued(deps, c, result.replayed);
       return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length), 303);
     } catch (e) {
       return list(c, userError(e));
@@ -96,6 +98,7 @@ export const deadLetterPages: Routes = (app, { base }) => {
     try {
       // One statement selects (oldest first), replays and counts what still matches.
       const result = await jobs.deadLetters.replayMany({ job, reason });
+      await enqueued(deps, c, result.replayed);
       return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
     } catch (e) {
       return list(c, userError(e));

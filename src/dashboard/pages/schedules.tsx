@@ -2,7 +2,7 @@ import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
 import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
-import type { Routes } from "../dashboard-context.js";
+import { enqueued, type Routes } from "../dashboard-context.js";
 import { pretty, Time } from "../format.js";
 import { Csrf, Page } from "../layout.js";
 import { noticeFor } from "../notices.js";
@@ -93,7 +93,8 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
   </Page>
 );
 
-export const schedulePages: Routes = (app, { base }) => {
+export const schedulePages: Routes = (app, deps) => {
+  const { base } = deps;
   app.get("/schedules", async (c) => {
     const schedules = await c.var.jobs.schedules.list({ next: NEXT_RUNS });
     return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} notice={noticeFor(c.req.query("done"))} />);
@@ -103,7 +104,8 @@ export const schedulePages: Routes = (app, { base }) => {
     app.post(`/schedules/:name/${path}`, async (c) => {
       const api = c.var.jobs.schedules;
       try {
-        await run(c.req.param("name"), api);
+        const result = await run(c.req.param("name"), api);
+        if (path === "run") await enqueued(deps, c, [(result as { id: string }).id]);
         return c.redirect(`${base}/schedules?done=${done}`, 303);
       } catch (e) {
         if (!isJobsError(e)) throw e;

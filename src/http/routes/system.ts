@@ -1,13 +1,27 @@
 import { errorText } from "../../error-text.js";
+import { readTickRequest } from "../../platform/tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
 import { errorResponse } from "../api-errors.js";
 import { openApiDocument } from "../openapi.js";
 
-/** The tick: CRON_SECRET only (checked by the route's auth); its budget from the deployment's tick options. */
+/**
+ * The tick: CRON_SECRET only (checked by the route's auth). A platform runs it its own way
+ * (`config.tick`); an async request is answered 202 at once where work can outlive the response.
+ */
 const tick: Handler = async (c, config) => {
-  const tickOptions = typeof config.tickOptions === "function" ? await config.tickOptions(c) : config.tickOptions;
-  return c.json(await (await jobsOf(c)).tick(tickOptions));
+  const req = readTickRequest((name) => c.req.header(name));
+  const run = async () => {
+    if (config.tick) return config.tick(req, c);
+    const options = typeof config.tickOptions === "function" ? await config.tickOptions(c) : config.tickOptions;
+    return (await jobsOf(c)).tick({ ...options, handoff: req.handoff });
+  };
+  if (req.async && config.background) {
+    const work = run().catch((error: unknown) => config.logger.log("error", "tick failed", { error: errorText(error) }));
+    config.background(work, c);
+    return c.json({ accepted: true }, 202);
+  }
+  return c.json(await run());
 };
 
 let openapi: { registry: ReadonlyMap<string, AnyJob>; doc: Record<string, unknown> } | undefined;

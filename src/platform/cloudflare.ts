@@ -1,0 +1,77 @@
+// `pgtick/cloudflare`: the Worker. `fetch` serves the API and the dashboard; `scheduled` runs the
+// minute tick. A tick that finds more work than it can take starts more ticks through the service
+// binding SELF (this worker bound to itself in wrangler.toml), each a new invocation of its own.
+import type { Context } from "hono";
+import type { Hono } from "hono";
+import type { JobsModule } from "../module/jobs-module.js";
+import { read } from "../settings/catalog.js";
+import type { Env } from "../settings/parse.js";
+import type { Handoff } from "../tick/types.js";
+import { kickEnabled, WORKERS_SCHEDULED } from "./budget.js";
+import { deploymentApp } from "./deployment-app.js";
+import { type Deployment, logSpawnError, runInvocationTick, wakeDeployment } from "./invocation.js";
+import { coalesced } from "./kick.js";
+import { neonForRequest, neonPool } from "./neon.js";
+import { type TickRequest, tickRequest } from "./tick-request.js";
+import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type WorkerScheduledController } from "./workers.js";
+
+/** The name of the service binding to the worker itself (wrangler.toml's `[[services]]`). */
+export const SELF_BINDING = "SELF";
+
+/**
+ * Extra ticks through SELF. The caller keeps each alive with `waitUntil` (a service
+ * binding call the caller stops waiting for is cancelled). Needs CRON_SECRET, which
+ * `/api/tick` asks of every caller; without it or without the binding, no fan-out.
+ */
+const spawnThrough = (bindings: Record<string, unknown>, env: Env, ctx: WorkerExecutionContext) => {
+  const self = bindings[SELF_BINDING] as WorkerFetcher | undefined;
+  const secret = read(env, "CRON_SECRET");
+  if (!self || typeof self.fetch !== "function" || !secret) return undefined;
+  return (handoffs: readonly Handoff[]) => {
+    for (const handoff of handoffs) {
+      ctx.waitUntil(self.fetch(tickRequest("https://self/api/tick", secret, { handoff })).then((r) => r.arrayBuffer()).catch(logSpawnError));
+    }
+  };
+};
+
+export const cloudflareWorker = (module: JobsModule) => {
+  // Bindings are fixed per deployment, so the app is built at the first request.
+  let built: { app: Hono; kick: () => Promise<void> } | undefined;
+  let kickCtx: WorkerExecutionContext | undefined;
+
+  const deployment = (env: Env): Deployment => ({ module, env, platform: () => WORKERS_SCHEDULED, connect: neonPool });
+
+  const build = (bindings: Record<string, unknown>) => {
+    const env = stringEnv(bindings);
+    const d = deployment(env);
+    // The kick: a tick in this isolate, kept alive with waitUntil, unless one running here has room already.
+    const kick = coalesced(() => runInvocationTick(d, { kick: true }, { spawn: kickCtx && spawnThrough(bindings, env, kickCtx) }));
+    const app = deploymentApp({
+      ...d,
+      connectRequest: neonForRequest,
+      tick: (req: TickRequest, c: Context) => runInvocationTick(d, req, { spawn: spawnThrough(bindings, env, c.executionCtx as WorkerExecutionContext) }),
+      onDueNow: kickEnabled(env)
+        ? (c) => {
+            if (wakeDeployment(d)) return;
+            kickCtx = c.executionCtx as WorkerExecutionContext;
+            c.executionCtx.waitUntil(kick());
+          }
+        : undefined,
+    });
+    return { app, kick };
+  };
+
+  return {
+    fetch(request: Request, bindings: Record<string, unknown>, ctx: WorkerExecutionContext): Promise<Response> {
+      built ??= build(bindings);
+      return Promise.resolve(built.app.fetch(request, bindings, ctx));
+    },
+    /** The Cron Trigger's tick, kept alive with waitUntil until it has requeued what runs and closed its pool. */
+    async scheduled(_controller: WorkerScheduledController, bindings: Record<string, unknown>, ctx: WorkerExecutionContext): Promise<void> {
+      const env = stringEnv(bindings);
+      const done = runInvocationTick(deployment(env), {}, { spawn: spawnThrough(bindings, env, ctx) });
+      ctx.waitUntil(done);
+      await done;
+    },
+  };
+};

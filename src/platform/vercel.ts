@@ -1,0 +1,36 @@
+// `pgtick/vercel`: the JSON API and the dashboard as Vercel's Edge function. Web APIs only,
+// the Neon driver (one HTTP round trip per statement by default), the kick under waitUntil.
+// The tick function, on the Node.js runtime, is `pgtick/vercel/tick`.
+import { waitUntil } from "@vercel/functions";
+import type { JobsModule } from "../module/jobs-module.js";
+import type { Env } from "../settings/parse.js";
+import { VERCEL_TICK } from "./budget.js";
+import { deploymentApp } from "./deployment-app.js";
+import { runInvocationTick } from "./invocation.js";
+import { httpKick } from "./kick.js";
+import { neonForRequest, neonPool } from "./neon.js";
+
+export interface VercelOptions {
+  /** Default: process.env. */
+  readonly env?: Env;
+}
+
+/** `export default vercelApi(jobsModule)` in the function Vercel rewrites every path but `/api/tick` to. */
+export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((request: Request) => Promise<Response>) => {
+  const env = options.env ?? process.env;
+  // A due-now enqueue starts a tick invocation of the tick function (one request in flight per isolate).
+  const kick = httpKick(env);
+  const d = {
+    module,
+    env,
+    platform: () => VERCEL_TICK,
+    connect: neonPool,
+    connectRequest: neonForRequest,
+    // Reached only when routing sends /api/tick here instead of to the tick function.
+    tick: (req: Parameters<typeof runInvocationTick>[1]) => runInvocationTick(d, req),
+    background: (work: Promise<unknown>) => waitUntil(work),
+    onDueNow: kick ? () => waitUntil(kick()) : undefined,
+  };
+  const app = deploymentApp(d);
+  return (request) => Promise.resolve(app.fetch(request));
+};

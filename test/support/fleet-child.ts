@@ -1,0 +1,30 @@
+// One process of the fleet race: it starts ticks in a loop until told to stop, with the fleet-wide
+// cap and a handler whose side effects (in the database) let the parent count what ran at once.
+import pg from "pg";
+import { z } from "zod";
+import { createJobs, defineJob, silentLogger } from "../../src/index.js";
+
+const [url, prefix, seconds] = process.argv.slice(2) as [string, string, string];
+const pool = new pg.Pool({ connectionString: url, max: 8 });
+const work = defineJob({
+  name: "fleet-work",
+  schema: z.object({ n: z.number() }),
+  handler: async (_p, ctx) => {
+    await ctx.db.query(`UPDATE fleet_stats SET running = running + 1, peak = greatest(peak, running + 1)`);
+    const [{ id }] = (await ctx.db.query<{ id: number }>(`INSERT INTO fleet_runs (job_id, attempt) VALUES ($1, $2) RETURNING id`, [ctx.jobId, ctx.attempt])).rows as [{ id: number }];
+    await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
+    await ctx.db.query(`UPDATE fleet_runs SET finished = clock_timestamp() WHERE id = $1`, [id]);
+    await ctx.db.query(`UPDATE fleet_stats SET running = running - 1`);
+  },
+});
+const jobs = createJobs({ db: pool, jobs: [work], logger: silentLogger, settings: { tablePrefix: prefix, maxTicks: 3, concurrency: 4, leaseMarginMs: 2_000 } });
+const until = Date.now() + Number(seconds) * 1_000;
+let ticks = 0;
+let capped = 0;
+while (Date.now() < until) {
+  const report = await jobs.tick({ budgetMs: 1_500, claimCutoffMs: 300 });
+  ticks++;
+  if (report.capped) capped++;
+}
+process.stdout.write(`${JSON.stringify({ ticks, capped })}\n`);
+await pool.end();

@@ -28,6 +28,8 @@ interface Options {
   readonly kick: boolean;
   /** How request handlers reach Neon: `neon()` over HTTP, or a Pool opened and closed per request. */
   readonly transport: "http" | "ws";
+  /** More settings for this deployment. */
+  readonly extra?: Record<string, string>;
 }
 
 type Platform = (h: Harness, options: Options) => Promise<Deployment>;
@@ -46,7 +48,7 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-const deploymentEnv = (h: Harness, { kick, transport }: Options): Record<string, string> => ({
+const deploymentEnv = (h: Harness, { kick, transport, extra }: Options): Record<string, string> => ({
   DATABASE_URL: h.url,
   NEON_LOCAL_HTTP: neonHttp.endpoint,
   NEON_LOCAL_WSPROXY: `127.0.0.1:${proxy.port}`,
@@ -57,6 +59,7 @@ const deploymentEnv = (h: Harness, { kick, transport }: Options): Record<string,
   JOBS_SAFETY_MARGIN: "1s",
   JOBS_KICK: kick ? "on" : "off",
   JOBS_NEON_TRANSPORT: transport,
+  ...extra,
 });
 
 // Vercel's runtime hands `waitUntil` to @vercel/functions through this global; here it collects the promises.
@@ -252,6 +255,62 @@ const adapterSuite = (name: string, platform: Platform) => {
   });
 };
 
+/**
+ * Fan-out and continuation through the platform's own invocation path: one cron delivery drains a
+ * backlog larger than one tick can take in its budget, with more than one tick at once (each a
+ * separate invocation), never more than JOBS_MAX_TICKS, and the deployment is idle afterwards.
+ */
+const fleetSuite = (name: string, platform: Platform) => {
+  describe(`${name}: fan-out and continuation`, async () => {
+    const h = await harness(`deploy_${name}_fleet`);
+    await setup(h.db);
+    const lib = h.make(exampleJobs);
+    let d: Deployment;
+    beforeAll(async () => {
+      d = await platform(h, { kick: false, transport: "http", extra: { JOBS_MAX_TICKS: "4", JOBS_CONCURRENCY: "5" } });
+    }, 120_000);
+    afterAll(async () => {
+      await d?.settle();
+      await d?.close();
+    });
+
+    it("one cron delivery drains a backlog through several overlapping tick invocations, at most JOBS_MAX_TICKS at once, then goes idle", async () => {
+      // 300 jobs of 200 ms at concurrency 5: one tick's 1 s of claiming takes ~25, so the drain needs
+      // several ticks at once (fan-out) and ticks after the first ones' budgets (continuation).
+      await lib.enqueueMany(Array.from({ length: 300 }, () => ({ job: "example.sleep" as const, payload: { ms: 200 } })));
+      const invocations = new Set<string>();
+      let peak = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const rows = await h.rows<{ slot: number; started: string }>(
+            `SELECT slot, started_at::text AS started FROM jobs_ticks WHERE expires_at > now() AND NOT reserved`);
+          peak = Math.max(peak, rows.length);
+          for (const r of rows) invocations.add(`${r.slot} ${r.started}`);
+          await sleep(20);
+        }
+      })();
+      const started = Date.now();
+      await d.cron();
+      await expect.poll(async () => (await h.rows<{ n: number }>("SELECT count(*)::int AS n FROM jobs_queue"))[0]!.n, { timeout: 60_000, interval: 100 }).toBe(0);
+      const drained = Date.now() - started;
+      await d.settle();
+      sampling = false;
+      await sampler;
+      console.log(`${name}: drained 300 jobs of 200 ms in ${drained} ms with one cron delivery; ${invocations.size} tick invocations, at most ${peak} at once`);
+      expect(peak).toBeGreaterThan(1);
+      expect(peak).toBeLessThanOrEqual(4);
+      // More invocations than slots: ticks handed their slots on when their budgets ran out.
+      expect(invocations.size).toBeGreaterThan(4);
+      const [done] = await h.rows<{ ok: number; runs: number }>(
+        "SELECT coalesce(sum(succeeded), 0)::int AS ok, coalesce(sum(succeeded + failed), 0)::int AS runs FROM jobs_metrics WHERE job_name = 'example.sleep'");
+      expect(done).toEqual({ ok: 300, runs: 300 });
+      // Idle again: no tick holds or has reserved a slot.
+      expect(await h.rows("SELECT slot FROM jobs_ticks WHERE expires_at > now()")).toEqual([]);
+    }, 90_000);
+  });
+};
+
 describe("the worker bundle", () => {
   it("is what wrangler uploads, and stays under the 150 KiB gzip goal (the README gives the measured size)", async () => {
     const build = await workerBuild();
@@ -262,6 +321,8 @@ describe("the worker bundle", () => {
 
 adapterSuite("vercel", vercel);
 adapterSuite("cloudflare", cloudflare);
+fleetSuite("vercel", vercel);
+fleetSuite("cloudflare", cloudflare);
 
 afterAll(() => {
   // The benchmark of record is the README's; this prints what this run saw.

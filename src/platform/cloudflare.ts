@@ -39,7 +39,8 @@ export const cloudflareWorker = (module: JobsModule) => {
   let built: { app: Hono; kick: () => Promise<void> } | undefined;
   let kickCtx: WorkerExecutionContext | undefined;
 
-  const deployment = (env: Env): Deployment => ({ module, env, platform: () => WORKERS_SCHEDULED, connect: neonPool });
+  // One connection per tick: the ticks a cron delivery starts through SELF share its six simultaneous connections.
+  const deployment = (env: Env): Deployment => ({ module, env, platform: () => WORKERS_SCHEDULED, connect: (e) => neonPool(e, 1) });
 
   const build = (bindings: Record<string, unknown>) => {
     const env = stringEnv(bindings);

@@ -148,3 +148,14 @@ describe("one route table", () => {
     expect(put.headers.get("allow")).toBe("POST");
   });
 });
+
+describe("pgtick/client", () => {
+  it("bundles to the client and the route table alone: no pg, Neon, Hono, zod or store code", async () => {
+    const { build } = await import("esbuild");
+    const out = await build({ stdin: { contents: 'export * from "pgtick/client";', resolveDir: process.cwd(), loader: "ts" }, bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", logLevel: "silent" });
+    const inputs = Object.keys(out.metafile.inputs).filter((f) => f !== "<stdin>").sort();
+    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/http/route-table.ts"]);
+    const code = out.outputFiles[0]!.text;
+    for (const marker of ["@neondatabase", "from \"pg\"", "hono", "zod", "SELECT ", "jsonb"]) expect(code).not.toContain(marker);
+  });
+});

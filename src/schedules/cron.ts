@@ -1,18 +1,10 @@
-import { CronExpression, CronExpressionParser, CronFieldCollection } from "cron-parser";
+import { type CronFields, parseCron } from "./cron-fields.js";
+import { CronMatcher, type DayMatch } from "./cron-match.js";
 import { offsetAt, readingAt, resolveReading } from "./zone.js";
 
-/**
- * How the day-of-month and day-of-week fields combine when both are restricted (neither is
- * `*`): "or" fires on a day matching either (POSIX, and cron-parser, whatever the fields
- * start with); "and" only on a day matching both (Vixie cron's reading when one of them
- * starts with `*`, as in `*∕2`).
- */
-export type DayMatch = "or" | "and";
+export type { DayMatch } from "./cron-match.js";
 
 const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-/** How far "and" looks for a day matching both fields before calling the expression impossible. */
-const AND_HORIZON = 100 * 366 * DAY;
 /** Larger than any offset change a zone makes at once (Lord Howe 30 min, most 1 h, Troll 2 h). */
 const MARGIN = 3 * HOUR;
 /** Readings looked at for one answer; a near-transition search over an every-second cron needs ~22k. */
@@ -29,21 +21,20 @@ const LIMIT = 100_000;
  *   per matching reading: a skipped reading fires at the instant it would have
  *   had without the jump (02:30 → 03:30 EDT), a repeated one at its first pass.
  *
- * Matching itself (day of month, L, #, H, ...) is cron-parser's, applied to
- * local readings; the zone mapping is ours, from Intl. With `dayMatch: "and"` a reading
- * also needs its day to match each restricted day field on its own.
+ * Matching (day of month, L, #, H, the day rule) is cron-fields / cron-match, applied to
+ * local readings; the zone mapping is zone.ts, from Intl.
  */
 export class CronRule {
   /** Hour field matches all 24 hours. */
   readonly intervalLike: boolean;
-  readonly fields: CronExpression["fields"];
-  /** Neither day field is `*` (or `?`): cron-parser then fires on days matching either. */
+  readonly fields: CronFields;
+  /** Neither day field is `*` (or `?`): days then match either field ("or") or both ("and"). */
   readonly bothDaysRestricted: boolean;
   /** Both restricted and one starts with `*` (`*∕2`): where Vixie cron would need both to match. */
   readonly vixieWouldNeedBoth: boolean;
-  /** Under "and" with both days restricted: each day field alone, to test a day against both. */
-  private readonly dayTests: readonly CronExpression[] | undefined;
+  private readonly matcher: CronMatcher;
 
+  /** Throws CronSyntaxError for an expression that is malformed or can never match. */
   constructor(
     readonly expression: string,
     readonly zone: string,
@@ -51,43 +42,20 @@ export class CronRule {
     readonly seed: string,
     readonly dayMatch: DayMatch = "or",
   ) {
-    const parsed = this.iterator(0);
-    this.fields = parsed.fields;
-    this.intervalLike = parsed.fields.hour.values.length === 24;
-    this.bothDaysRestricted = !parsed.fields.dayOfMonth.isWildcard && !parsed.fields.dayOfWeek.isWildcard;
-    const parts = expression.trim().split(/\s+/);
-    const days = parts.length === 6 ? parts.slice(3) : parts.slice(2);
-    this.vixieWouldNeedBoth = this.bothDaysRestricted && [days[0], days[2]].some((f) => f?.startsWith("*"));
-    this.dayTests = dayMatch === "and" && this.bothDaysRestricted ? dayTests(parsed.fields) : undefined;
+    this.fields = parseCron(expression, seed);
+    this.matcher = new CronMatcher(this.fields, dayMatch);
+    this.intervalLike = this.fields.hour.length === 24;
+    this.bothDaysRestricted = !this.fields.dayOfMonth.any && !this.fields.dayOfWeek.any;
+    const [, , , dom, , dow] = this.fields.source;
+    this.vixieWouldNeedBoth = this.bothDaysRestricted && [dom, dow].some((f) => f?.startsWith("*"));
   }
 
-  /** Whether a reading's day passes the day rule beyond what cron-parser checked (only "and" adds one). */
-  private dayAllowed(reading: number): boolean {
-    return this.dayTests === undefined || this.dayTests.every((e) => e.includesDate(new Date(reading)));
-  }
-
-  /**
-   * The matching readings from `start`, forward or backward. A day the "and" rule refuses is
-   * skipped whole (the iterator restarts past it), so the cost is per day, not per reading.
-   */
+  /** The matching readings strictly after `start` (forward) or strictly before it. */
   private *readings(start: number, forward: boolean): Generator<number> {
-    let it = this.iterator(start);
-    for (;;) {
-      if (!forward && !it.hasPrev()) return;
-      const reading = (forward ? it.next() : it.prev()).getTime();
-      if (this.dayAllowed(reading)) {
-        yield reading;
-        continue;
-      }
-      const day = reading - (((reading % DAY) + DAY) % DAY);
-      if (Math.abs(day - start) > AND_HORIZON) return;
-      // The iterator answers strictly after (before) its start: the last second of the day, or its first.
-      it = this.iterator(forward ? day + DAY - 1000 : day);
+    for (let reading = start; ; ) {
+      reading = forward ? this.matcher.next(reading) : this.matcher.prev(reading);
+      yield reading;
     }
-  }
-
-  private iterator(readingMs: number): CronExpression {
-    return CronExpressionParser.parse(this.expression, { tz: "UTC", currentDate: new Date(readingMs), hashSeed: this.seed, strict: false });
   }
 
   /** The instants at which a matching local reading fires (0, 1 or 2 of them). */
@@ -162,18 +130,3 @@ export class CronRule {
     return out;
   }
 }
-
-/** The two day fields as expressions of their own (the other day field `*`), both read in UTC like the readings. */
-const dayTests = (fields: CronExpression["fields"]): CronExpression[] => {
-  const any = CronExpressionParser.parse("* * * * *").fields;
-  try {
-    return [
-      new CronExpression(CronFieldCollection.from(fields, { dayOfWeek: any.dayOfWeek }), { tz: "UTC" }),
-      new CronExpression(CronFieldCollection.from(fields, { dayOfMonth: any.dayOfMonth }), { tz: "UTC" }),
-    ];
-  } catch (e) {
-    // cron-parser refuses a day of month that no month given has (30 in February): under "and"
-    // the day of week can no longer make up for it.
-    throw new Error(`with dayMatch "and" the day of month must occur in the months given (${(e as Error).message})`);
-  }
-};

@@ -15,7 +15,7 @@ export type MissedPolicy = "skip" | "latest" | { readonly catchUp: number };
 export interface ScheduleDefinition {
   /** Unique; 1-128 characters: letters, digits and . _ : - / */
   readonly name: string;
-  /** 5 fields (minute first) or 6 (seconds first), or a cron-parser alias such as `@daily`. */
+  /** 5 fields (minute first) or 6 (seconds first), or an alias such as `@daily` (see cron-fields.ts for the syntax). */
   readonly cron: string;
   /** IANA zone the expression is read in. Default "UTC". */
   readonly timezone?: string;

@@ -5,7 +5,6 @@ const MONTHS = ["January", "February", "March", "April", "May", "June", "July", 
 
 const pad = (n: number) => String(n).padStart(2, "0");
 const list = (xs: readonly string[]) => (xs.length <= 1 ? xs.join("") : `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}`);
-const nums = (values: readonly (number | string)[]) => values.filter((v): v is number => typeof v === "number");
 
 /** A step pattern starting at the field's minimum: 0,15,30,45 → 15. */
 const stepOf = (values: readonly number[], size: number): number | undefined => {
@@ -16,10 +15,7 @@ const stepOf = (values: readonly number[], size: number): number | undefined => 
 };
 
 const timeOfDay = (rule: CronRule): string | undefined => {
-  const f = rule.fields;
-  const seconds = nums(f.second.values);
-  const minutes = nums(f.minute.values);
-  const hours = nums(f.hour.values);
+  const { second: seconds, minute: minutes, hour: hours } = rule.fields;
   if (seconds.length !== 1 || seconds[0] !== 0) {
     if (seconds.length === 60 && minutes.length === 60 && hours.length === 24) return "every second";
     const s = stepOf(seconds, 60);
@@ -39,19 +35,16 @@ const timeOfDay = (rule: CronRule): string | undefined => {
 };
 
 const days = (rule: CronRule): string | undefined => {
-  const f = rule.fields;
-  if (f.dayOfMonth.hasLastChar || f.dayOfWeek.hasLastChar) return undefined;
-  const expression = rule.expression.trim().split(/\s+/);
-  if (expression.some((p) => p.includes("#"))) return undefined;
-  const dom = nums(f.dayOfMonth.values);
-  const dow = [...new Set(nums(f.dayOfWeek.values).map((d) => d % 7))].sort();
-  const months = nums(f.month.values);
+  const { dayOfMonth: dom, dayOfWeek: dow, month: months } = rule.fields;
+  if (dom.last || dow.last.length > 0 || dow.nth) return undefined;
+  const allDom = dom.any || dom.days.length === 31;
+  const allDow = dow.any || dow.days.length === 7;
+  // Both restricted: days match either field, which reads badly in words unless one covers every day.
+  if (!dom.any && !dow.any && !allDom && !allDow) return undefined;
   const parts: string[] = [];
-  const allDom = dom.length === 31;
-  const allDow = dow.length === 7;
-  if (!allDom && !allDow) return undefined; // cron's "either" rule reads badly in words
-  if (!allDow) parts.push(dow.join(",") === "1,2,3,4,5" ? "on weekdays" : dow.join(",") === "0,6" ? "on weekends" : `on ${list(dow.map((d) => DAYS[d]!))}`);
-  if (!allDom) parts.push(`on day ${list(dom.map(String))} of the month`);
+  const d = dow.days.join(",");
+  if (dom.any && !allDow) parts.push(d === "1,2,3,4,5" ? "on weekdays" : d === "0,6" ? "on weekends" : `on ${list(dow.days.map((x) => DAYS[x]!))}`);
+  if (dow.any && !allDom) parts.push(`on day ${list(dom.days.map(String))} of the month`);
   if (months.length !== 12) parts.push(`in ${list(months.map((m) => MONTHS[m - 1]!))}`);
   return parts.join(" ");
 };

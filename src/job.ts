@@ -2,6 +2,7 @@
 import type { $ZodType, input, output } from "zod/v4/core";
 import type { Db } from "./db.js";
 import type { Logger } from "./log.js";
+import { checkFlowLimits } from "./flow/define.js";
 import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
 export interface JobContext {
@@ -43,6 +44,25 @@ export interface JobDefinition<Name extends string = string, Schema extends $Zod
   readonly timeoutMs?: number;
   /** Default priority for enqueues of this job (higher runs first). */
   readonly priority?: number;
+  /** At most `limit` runs of this job at once, per key, across the whole deployment. */
+  readonly concurrency?: ConcurrencyLimit<output<Schema>>;
+  /** At most `limit` starts in any window of `periodMs`, per key; `group` shares one limit across jobs. Several must all hold. */
+  readonly rateLimit?: RateLimit<output<Schema>> | readonly RateLimit<output<Schema>>[];
+}
+
+/** Keys are computed from the parsed payload at enqueue time and stored with the job. */
+export interface ConcurrencyLimit<P = unknown> {
+  readonly limit: number;
+  // Method syntax on purpose (bivariance): a job with a specific payload still fits `AnyJob`.
+  key?(payload: P): string;
+}
+
+export interface RateLimit<P = unknown> {
+  readonly limit: number;
+  readonly periodMs: number;
+  key?(payload: P): string;
+  /** Jobs naming the same group share this limit (they must declare it alike). */
+  readonly group?: string;
 }
 
 // A registry holds definitions of many payload types; handlers are only called with
@@ -75,6 +95,7 @@ export const defineJob = <const Name extends string, Schema extends $ZodType>(
   if (priority !== undefined && !(Number.isInteger(priority) && Math.abs(priority) <= 2_147_483_647)) {
     throw new TypeError(`job ${definition.name}: priority must be an integer`);
   }
+  checkFlowLimits(definition.name, definition.concurrency, definition.rateLimit);
   for (const key of ["baseMs", "maxMs", "factor"] as const) {
     const value = backoff?.[key];
     if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {

@@ -5,6 +5,7 @@ import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult 
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
+import { flowSpec } from "./flow/spec.js";
 import { queueAdmin, type QueueAdmin } from "./admin/admin.js";
 import { wakeLiveTicks } from "./tick/live.js";
 import { tablesFor, type Tables } from "./store/shared/tables.js";
@@ -87,6 +88,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const settings = resolveSettings(options.settings);
   const tables = tablesFor(settings.tablePrefix);
   const registry = registryOf(options.jobs);
+  const flow = flowSpec(registry);
   const logger = options.logger ?? jsonLogger();
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
   logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
@@ -96,7 +98,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
     enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true);
   return {
-    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes }),
+    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow }),
     settings,
     tables,
     registry,
@@ -110,7 +112,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     },
     enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
-    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions }, tickOptions),
+    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions, flow }, tickOptions),
     wake: () => wakeLiveTicks(tables.prefix),
     schedules: scheduling.api,
   };

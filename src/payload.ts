@@ -69,7 +69,7 @@ export const checkPayload = (
   payload: unknown,
   maxBytes: number,
   where: Record<string, unknown> = {},
-): { job: AnyJob; stored: unknown } => {
+): { job: AnyJob; stored: unknown; parsed: unknown } => {
   const job = typeof name === "string" ? registry.get(name) : undefined;
   if (!job) {
     throw new JobsError("unknown_job", `no job named ${JSON.stringify(name)} is defined`, { ...where, job: name });
@@ -104,5 +104,5 @@ export const checkPayload = (
   if (!parsed.ok) {
     throw new JobsError("invalid_payload", `payload for ${job.name} does not match its schema`, { ...where, issues: parsed.issues });
   }
-  return { job, stored };
+  return { job, stored, parsed: parsed.data };
 };

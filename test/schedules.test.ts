@@ -133,7 +133,7 @@ describe("exactly once", () => {
     // The finished job left the queue, so its idempotency key no longer dedupes: the row must.
     const late = await materializeOccurrences(h.db, w.t, [{
       name: "h", expected: row!.next, definition_hash: row!.hash, next_run_at: "2024-05-01T11:00:00.000Z",
-      jobs: [{ id: crypto.randomUUID(), run_at: row!.next, key: `schedule:h:${row!.next}`, priority: 0, max_attempts: 1 }],
+      jobs: [{ id: crypto.randomUUID(), run_at: row!.next, key: `schedule:h:${row!.next}`, priority: 0, max_attempts: 1, flow_key: null, concurrency_key: null, rate_keys: null }],
     }]);
     expect(late).toEqual({ advanced: [], enqueued: [] });
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.queue}`)).toEqual([{ n: 0 }]);

@@ -3,7 +3,7 @@
 import pg from "pg";
 import { z } from "zod";
 import { createJobs, defineJob, silentLogger } from "../../src/index.js";
-import { prepareJob } from "../../src/enqueue.js";
+import { prepareJob } from "../../src/enqueue-prepare.js";
 import { startEmbeddedPostgres } from "../../test/support/postgres.js";
 
 const noop = defineJob({ name: "noop", schema: z.object({ i: z.number() }), handler: () => {} });

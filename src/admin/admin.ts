@@ -1,4 +1,5 @@
 import type { Db } from "../db.js";
+import type { FlowSpec } from "../flow/spec.js";
 import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import { discardDeadLetters } from "../store/admin/dead-letter-discard.js";
@@ -59,18 +60,27 @@ export const queueAdmin = (env: {
   readonly tables: Tables;
   readonly registry: ReadonlyMap<string, AnyJob>;
   readonly maxPayloadBytes: number;
+  readonly flow?: FlowSpec;
 }): QueueAdmin => {
   const { db, tables: t } = env;
   return {
     list: (query) => listJobs(db, t, query),
-    get: (id) => getJob(db, t, id),
+    get: (id) => getJob(db, t, id, env.flow),
     async cancel(id) {
       const outcome = await cancelJob(db, t, id);
       if (outcome === "not_found") throw notFound("queued job", id);
       if (outcome === "running") throw new JobsError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
       return { id, cancelled: true };
     },
-    stats: () => getStats(db, t),
+    async stats() {
+      const stats = await getStats(db, t);
+      // Buckets are named "c:<job>:<key>"; job names may hold ":" too, so they are matched against the jobs in code.
+      const flowRunning = stats.flowRunning.map((b) => {
+        const job = [...env.registry.keys()].find((name) => b.bucket.startsWith(`c:${name}:`));
+        return job === undefined ? b : { ...b, job, key: b.bucket.slice(job.length + 3), limit: env.flow?.rules.get(job)?.concurrency };
+      });
+      return { ...stats, flowRunning };
+    },
     async health() {
       return { ok: true, ...(await readHealth(db, t)) };
     },

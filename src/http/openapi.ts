@@ -129,6 +129,13 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
       maxAttempts: { type: "integer", minimum: 1, maximum: MAX_ATTEMPTS },
       priority: { type: "integer", description: "higher runs first" },
       correlationId: { type: "string", minLength: 1, maxLength: 255 },
+      debounce: {
+        type: "object",
+        additionalProperties: false,
+        required: ["key", "delayMs"],
+        properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0 } },
+        description: "while a job with this name and key is queued, replace its payload and make it due delayMs from now (not with runAt, delayMs or idempotencyKey)",
+      },
     },
   });
   const anyEnqueue = jobs.length > 0 ? { oneOf: jobs.map(envelope) } : { not: {}, description: "no jobs are defined" };
@@ -161,7 +168,15 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
             },
           },
         },
-        Enqueued: { type: "object", required: ["id", "deduplicated"], properties: { id: { type: "string", format: "uuid" }, deduplicated: { type: "boolean" } } },
+        Enqueued: {
+          type: "object",
+          required: ["id", "deduplicated"],
+          properties: {
+            id: { type: "string", format: "uuid" },
+            deduplicated: { type: "boolean" },
+            debounced: { type: "boolean", description: "with debounce: a queued job took this payload and due time" },
+          },
+        },
         Job: { type: "object", description: "one job, with its payload", properties: { ...jobProperties, payload: {} } },
         JobSummary: {
           type: "object",

@@ -12,6 +12,7 @@ import { readScheduleHeads, writeScheduleSync, type ScheduleRowInput, type SyncW
 import type { Tables } from "../store/shared/tables.js";
 import type { TickExtension } from "../tick/types.js";
 import { checkPayload } from "../payload.js";
+import { type FlowKeys, flowKeysFor } from "../flow/keys.js";
 import { defineSchedule, type Schedule, type ScheduleDefinition } from "./define.js";
 import { definitionHash, setHash } from "./hash.js";
 import { DEFAULT_GRACE_MS, planOccurrences } from "./plan.js";
@@ -52,6 +53,8 @@ interface Prepared {
   readonly stored: unknown;
   readonly priority: number;
   readonly maxAttempts: number;
+  /** The keys of the job's limits: every occurrence obeys them as an enqueue would. */
+  readonly keys: FlowKeys;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -74,8 +77,8 @@ const prepare = (
     }
     seen.add(schedule.name);
     try {
-      const { job, stored } = checkPayload(registry, schedule.job, schedule.payload, settings.maxPayloadBytes);
-      return { schedule, stored, priority: job.priority ?? 0, maxAttempts: job.maxAttempts ?? settings.defaultMaxAttempts };
+      const { job, stored, parsed } = checkPayload(registry, schedule.job, schedule.payload, settings.maxPayloadBytes);
+      return { schedule, stored, priority: job.priority ?? 0, maxAttempts: job.maxAttempts ?? settings.defaultMaxAttempts, keys: flowKeysFor(job, parsed) };
     } catch (e) {
       if (!isJobsError(e)) throw e;
       const extra = e.details && typeof e.details === "object" ? (e.details as Record<string, unknown>) : {};
@@ -179,7 +182,7 @@ export const createScheduling = (env: {
         expected: iso(Number(row.next_ms)),
         definition_hash: row.definition_hash,
         next_run_at: iso(plan.next),
-        jobs: plan.occurrences.map((o) => ({ id: crypto.randomUUID(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts })),
+        jobs: plan.occurrences.map((o) => ({ id: crypto.randomUUID(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
       });
     }
     const result = await materializeOccurrences(client, tables, advances);
@@ -255,7 +258,7 @@ export const createScheduling = (env: {
       const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
       const result = await enqueueRunNow(db, tables, {
         id: crypto.randomUUID(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
-        priority: p.priority, max_attempts: p.maxAttempts, key,
+        priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys,
       });
       logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
       return result;

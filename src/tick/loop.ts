@@ -50,6 +50,9 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   // A second statement goes out while one is in flight only for a worthwhile batch.
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
   const tickOwner = crypto.randomUUID();
+  const flow = env.flow;
+  // Where the round-robin over keys resumes: each claim starts after the last key the previous one served.
+  let flowCursor = "";
 
   const runs = new Map<string, Run>();
   let pending: Settlement[] = [];
@@ -64,6 +67,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   let capped = false;
   let queueEmpty = false;
   let lastClaimAt = 0;
+  // Due jobs held back by their limits: claim again then (a rate window frees, or the claim interval).
+  let claimAfter = 0;
   let lastFanOutAt = Number.NEGATIVE_INFINITY;
   let spawned = 0;
   let stopped = false;
@@ -119,7 +124,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const settleLate = async (s: Settlement) => {
     await afterFinal;
     try {
-      const result = await settle((input) => runStep(db, tables, input, { timeoutMs: MIN_STATEMENT_MS + graceMs }), {}, [s], logger);
+      const result = await settle((input) => runStep(db, tables, input, { timeoutMs: MIN_STATEMENT_MS + graceMs }), { flowOut: flow?.enabled }, [s], logger);
       const ok = [...result.completed, ...result.retried, ...result.deadLettered].includes(s.item.id);
       logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", {
         jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: s.kind === "dead" ? "dead-letter" : s.kind, late: true,
@@ -169,9 +174,12 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (input.slot?.mode === "take" && !result.slotFree) capped = true;
     const want = input.claim?.limit ?? 0;
     if (want > 0) {
-      queueEmpty = result.claimed.length < want && result.reclaimed.length === 0;
+      const short = result.claimed.length < want && result.reclaimed.length === 0;
+      queueEmpty = short && result.flowHeld === 0;
       lastClaimAt = Date.now();
+      claimAfter = short && result.flowHeld > 0 ? Math.min(lastClaimAt + settings.claimIntervalMs, result.flowRetryAt ?? Number.POSITIVE_INFINITY) : 0;
     }
+    if (result.flowCursor !== null) flowCursor = result.flowCursor;
     for (const row of result.claimed) start(row, input.claim!.owner);
     spawn(result.spawn);
   };
@@ -205,7 +213,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
         ? { maxTicks: settings.maxTicks, concurrency, want: limit, bound: Math.min(10_000, concurrency * settings.maxTicks + limit), maxSpawn: settings.maxTicks - 1, reserveMs: RESERVE_MS }
         : undefined;
     if (fanOut) lastFanOutAt = Date.now();
-    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs() }, slot: slotStep, fanOut };
+    const claimFlow = { limitsJson: flow?.limitsJson ?? "{}", split: flow?.enabled ?? false, cursor: flowCursor, maxKeys: Math.min(50, Math.max(8, 2 * limit)) };
+    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: claimFlow }, slot: slotStep, fanOut, flowOut: flow?.enabled };
   };
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff, carry });
 
@@ -214,18 +223,19 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     while (inflight < MAX_IN_FLIGHT && !stopped) {
       const now = Date.now();
       const room = free();
-      const recheck = queueEmpty && runs.size > 0 && now - lastClaimAt >= settings.claimIntervalMs;
-      const want = slot && now < cutoff && room > 0 && (!queueEmpty || recheck) ? Math.min(batchSize, room) : 0;
+      const due = queueEmpty ? runs.size > 0 && now >= lastClaimAt + settings.claimIntervalMs : now >= claimAfter;
+      const want = slot && now < cutoff && room > 0 && due ? Math.min(batchSize, room) : 0;
       if (pending.length === 0 && want === 0) return;
       if (inflight > 0 && pending.length + want < pipelineMin) return;
       const settlements = pending;
       pending = [];
       const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs() } : undefined;
-      void step(want > 0 ? claimInput(want, hold!) : { slot: hold }, settlements);
+      void step(want > 0 ? claimInput(want, hold!) : { slot: hold, flowOut: flow?.enabled }, settlements);
     }
   };
+  /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
   const done = () =>
-    inflight === 0 && pending.length === 0 && runs.size === 0 && (overtime === 0 || queueEmpty || !slot || Date.now() >= cutoff);
+    inflight === 0 && pending.length === 0 && runs.size === 0 && (!slot || queueEmpty || Date.now() >= cutoff || claimAfter >= cutoff);
 
   try {
     const first = await step({
@@ -250,8 +260,9 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     while (!stopped && Date.now() < deadline) {
       pump();
       if (done()) break;
-      const recheckIn = slot && queueEmpty && runs.size > 0 && free() > 0 && inflight === 0 ? lastClaimAt + settings.claimIntervalMs - Date.now() : undefined;
-      const recheck = recheckIn === undefined ? undefined : setTimeout(signalWake, Math.max(0, recheckIn));
+      // Claim again later: while runs go on with free slots (work enqueued elsewhere), or when held-back jobs may go.
+      const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : queueEmpty ? (runs.size > 0 ? lastClaimAt + settings.claimIntervalMs : undefined) : claimAfter;
+      const recheck = claimAt === undefined ? undefined : setTimeout(signalWake, Math.max(0, Math.min(claimAt, cutoff) - Date.now()));
       await sleep();
       clearTimeout(recheck);
       // Let runs that finished together settle in one statement.
@@ -280,7 +291,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
       const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
       const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
       const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed() }));
-      const result = await step({ requeue: items, slot: release }, settlements, requeue);
+      const result = await step({ requeue: items, slot: release, flowOut: flow?.enabled }, settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.tick?.reserved && result.tick.owner) spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }

@@ -38,6 +38,9 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,
   spawn: [...a.spawn, ...b.spawn],
+  flowCursor: b.flowCursor ?? a.flowCursor,
+  flowHeld: a.flowHeld + b.flowHeld,
+  flowRetryAt: b.flowRetryAt ?? a.flowRetryAt,
   probe: { ...a.probe, ...b.probe },
 });
 
@@ -63,11 +66,11 @@ export const settle = async (send: Send, input: StepInput, settlements: readonly
   for (const s of settlements) {
     let one: StepResult;
     try {
-      one = await send({ ...splitSettlements([s]), slot: hold });
+      one = await send({ ...splitSettlements([s]), slot: hold, flowOut: input.flowOut });
     } catch (error) {
       if (!refusedValue(error)) throw error;
       try {
-        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold });
+        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold, flowOut: input.flowOut });
       } catch (again) {
         if (!refusedValue(again)) throw again;
         logger.log("error", "settlement could not be written; the lease will expire and the job be reclaimed", {

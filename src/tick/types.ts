@@ -1,6 +1,7 @@
 import type { JobsSettings } from "../settings/library.js";
 import type { Db } from "../db.js";
 import type { AnyJob } from "../job.js";
+import type { FlowSpec } from "../flow/spec.js";
 import type { Logger } from "../log.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { Handoff, TickCounts } from "../store/tick/slot.js";
@@ -68,4 +69,6 @@ export interface TickEnv {
   readonly settings: JobsSettings;
   readonly logger: Logger;
   readonly random?: () => number;
+  /** The jobs' limits (flow control), read once at createJobs. */
+  readonly flow?: FlowSpec;
 }

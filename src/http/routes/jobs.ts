@@ -19,6 +19,7 @@ export const EnqueueBody = z.strictObject({
   maxAttempts: z.nullish(z.number()),
   priority: z.nullish(z.number()),
   correlationId: z.nullish(z.string()),
+  debounce: z.nullish(z.strictObject({ key: z.string(), delayMs: z.number() })),
 });
 
 const invalid = (message: string, details: Record<string, unknown>) => new JobsError("invalid_options", message, details);
@@ -30,7 +31,7 @@ const invalid = (message: string, details: Record<string, unknown>) => new JobsE
 const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
   const parsed = z.safeParse(EnqueueBody, raw);
   if (!parsed.success) {
-    throw invalid("each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId? }", {
+    throw invalid("each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId?, debounce? }", {
       ...where,
       issues: describeIssues(parsed.error.issues),
     });
@@ -45,11 +46,12 @@ const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
     maxAttempts: b.maxAttempts ?? undefined,
     priority: b.priority ?? undefined,
     correlationId: b.correlationId ?? undefined,
+    debounce: b.debounce ?? undefined,
   };
 };
 
 const dueNow = (item: EnqueueItem): boolean =>
-  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !(item.delayMs !== undefined && item.delayMs > 0);
+  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
 
 export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel"> = {
   async enqueue(c, config) {
@@ -72,12 +74,12 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel"> = {
       items[0] = { ...items[0]!, idempotencyKey: header };
     }
     const results = await (await jobsOf(c)).enqueueUnchecked(items, { batch });
-    const fresh = results.flatMap((res, i) => (res.deduplicated ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
+    const fresh = results.flatMap((res, i) => (res.deduplicated || res.debounced ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
     await notifyEnqueued(config, c, fresh.map((f) => f.id), fresh.some((f) => f.due));
     const status = fresh.length > 0 ? 201 : 200;
-    if (batch) return c.json({ items: results.map((res) => ({ id: res.id, deduplicated: res.deduplicated })) }, status);
-    const [one] = results;
-    return c.json({ id: one!.id, deduplicated: one!.deduplicated }, status);
+    const shape = (res: (typeof results)[number]) => ({ id: res.id, deduplicated: res.deduplicated, ...(res.debounced !== undefined ? { debounced: res.debounced } : {}) });
+    if (batch) return c.json({ items: results.map(shape) }, status);
+    return c.json(shape(results[0]!), status);
   },
 
   async list(c) {

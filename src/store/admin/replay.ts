@@ -5,6 +5,8 @@ import { checkPayload } from "../../payload.js";
 import { getDeadLetter } from "./dead-letter-get.js";
 import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
+import { queueInsert, selectColumns } from "../shared/queue-insert.js";
+import { type FlowKeys, flowKeysFor, NO_FLOW } from "../../flow/keys.js";
 
 /** Replay as it was, or with an edited payload, which is checked against the job's schema first. */
 export type ReplayOptions =
@@ -21,10 +23,8 @@ export type ReplayOptions =
  * The columns a replayed job starts with: its own id, name, priority, limits and
  * keys, due now, attempt 0. `gone` is the deleted dead letter row.
  */
-export const replayInsert = (t: Tables, payload = "g.payload") =>
-  `INSERT INTO ${t.queue} (id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)
-   SELECT g.id, g.job_name, ${payload}, now(), g.priority, g.max_attempts, g.idempotency_key, g.correlation_id
-   FROM gone g RETURNING id`;
+export const replayInsert = (t: Tables, edited: Partial<Record<"payload" | "flow_key" | "concurrency_key" | "rate_keys", string>> = {}) =>
+  queueInsert(t, `${selectColumns("g", { run_at: "now()", debounce_key: "NULL::text", ...edited })} FROM gone g`, "RETURNING id");
 
 /** A live job with the same id, or the same name and idempotency key, would make the insert fail. */
 export const liveTwin = (t: Tables, d: string) =>
@@ -54,11 +54,13 @@ export const replayDeadLetter = async (
   if (!isUuid(id)) return null;
   let edited: string | null = null;
   let jobName: string | null = null;
+  let keys: FlowKeys = NO_FLOW;
   if (options.payload !== undefined) {
     const dead = await getDeadLetter(db, t, id);
     if (!dead) return null;
-    const { stored } = checkPayload(options.registry, dead.job, options.payload, options.maxPayloadBytes);
+    const { job, stored, parsed } = checkPayload(options.registry, dead.job, options.payload, options.maxPayloadBytes);
     edited = JSON.stringify(stored);
+    keys = flowKeysFor(job, parsed);
     jobName = dead.job;
   }
   try {
@@ -69,9 +71,15 @@ export const replayDeadLetter = async (
          DELETE FROM ${t.deadLetters} x WHERE x.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM blocked)
            AND ($3::text IS NULL OR x.job_name = $3::text)
          RETURNING x.*),
-       queued AS (${replayInsert(t, "coalesce($2::jsonb, g.payload)")})
+       queued AS (${replayInsert(t, {
+         payload: "coalesce($2::jsonb, g.payload)",
+         // An edited payload has its limits' keys computed again; otherwise the dead letter's are kept.
+         flow_key: "CASE WHEN $2::jsonb IS NULL THEN g.flow_key ELSE $4::text END",
+         concurrency_key: "CASE WHEN $2::jsonb IS NULL THEN g.concurrency_key ELSE $5::text END",
+         rate_keys: "CASE WHEN $2::jsonb IS NULL THEN g.rate_keys ELSE $6::jsonb END",
+       })})
        SELECT (SELECT id::text FROM queued) AS id, EXISTS (SELECT 1 FROM blocked) AS blocked`,
-      [id, edited, jobName],
+      [id, edited, jobName, keys.flow_key, keys.concurrency_key, keys.rate_keys === null ? null : JSON.stringify(keys.rate_keys)],
     );
     const row = rows[0];
     if (row?.blocked) throw conflict(`dead letter ${id} cannot be replayed`);

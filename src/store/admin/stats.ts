@@ -36,6 +36,8 @@ export interface Stats {
   readonly lastReportAt: string | null;
   /** Ticks holding a slot now, across the deployment. */
   readonly ticksRunning: number;
+  /** Runs now per concurrency key, the busiest 50 (`jobs.stats()` adds each one's job, key and limit). */
+  readonly flowRunning: Array<{ bucket: string; running: number; job?: string; key?: string; limit?: number }>;
 }
 
 const waited = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::bigint`;
@@ -71,7 +73,9 @@ export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
          FROM ${t.ticks} k WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
        'lastReportAt', (SELECT ${isoSql("coalesce(k.finished_at, k.started_at)")} FROM ${t.ticks} k
                         WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
-       'ticksRunning', (SELECT count(*) FROM ${t.ticks} WHERE expires_at > now() AND NOT reserved)) AS v`,
+       'ticksRunning', (SELECT count(*) FROM ${t.ticks} WHERE expires_at > now() AND NOT reserved),
+       'flowRunning', coalesce((SELECT jsonb_agg(jsonb_build_object('bucket', f.bucket, 'running', f.running) ORDER BY f.running DESC, f.bucket)
+                                FROM (SELECT bucket, running FROM ${t.flow} WHERE running > 0 ORDER BY running DESC, bucket LIMIT 50) f), '[]'::jsonb)) AS v`,
   );
   return rows[0]!.v;
 };

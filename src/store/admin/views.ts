@@ -1,3 +1,4 @@
+import type { WaitingOn } from "../../flow/waiting.js";
 import { isoSql } from "../shared/sql.js";
 
 /** A job as the API and the dashboard show it one at a time (`getJob`): with its payload. */
@@ -20,6 +21,8 @@ export interface JobView {
   readonly updatedAt: string;
   readonly reason: string | null;
   readonly deadAt: string | null;
+  /** A queued, due job held back by one of its limits: which, and its key. */
+  readonly waitingOn?: WaitingOn | null;
 }
 
 /** A dead letter as the API and the dashboard show it one at a time (`getDeadLetter`): with its payload. */

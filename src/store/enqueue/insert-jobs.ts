@@ -1,7 +1,9 @@
 import type { Db } from "../../db.js";
+import type { FlowKeys } from "../../flow/keys.js";
+import { QUEUE_RECORD, queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
 
-export interface NewJobRow {
+export interface NewJobRow extends FlowKeys {
   readonly id: string;
   readonly job_name: string;
   readonly payload: unknown;
@@ -12,12 +14,16 @@ export interface NewJobRow {
   readonly max_attempts: number;
   readonly idempotency_key: string | null;
   readonly correlation_id: string | null;
+  readonly debounce_key: string | null;
 }
 
 export interface EnqueuedRow {
   readonly id: string;
   readonly job_name: string;
   readonly idempotency_key: string | null;
+  readonly debounce_key?: string | null;
+  /** A debounced enqueue that replaced a queued job's payload and due time. */
+  readonly debounced?: boolean;
 }
 
 /**
@@ -25,39 +31,43 @@ export interface EnqueuedRow {
  * Keyed jobs take ON CONFLICT DO NOTHING, so a key that matches a queued or
  * running job of the same name inserts nothing and never locks that job's row
  * (an enqueue inside a long caller transaction must not stall a tick's settle).
- * Returned: for each keyed input, the id now holding its key, either the new
- * row or the live one it matched. A key missing from the result matched a row
- * committed after this statement's snapshot; `findKeyed` looks again.
+ * Debounced jobs replace the payload and due time of a queued job of the same
+ * name and debounce key (a running one no longer counts: a new job is queued).
+ * Returned: for each keyed or debounced input, the id now holding its key. A key
+ * missing from the result matched a row committed after this statement's
+ * snapshot; `findKeyed` looks again.
  */
 export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]): Promise<EnqueuedRow[]> => {
   if (rows.length === 0) return [];
   const p = new Params();
-  const keyed = rows.some((r) => r.idempotency_key !== null);
-  const plain = rows.some((r) => r.idempotency_key === null);
-  const values = (where: string) => `
-    SELECT x.id, x.job_name, x.payload,
-           coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond'),
-           x.priority, x.max_attempts, x.idempotency_key, x.correlation_id
-    FROM input x WHERE x.idempotency_key IS ${where}`;
-  const columns = `(id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)`;
-  const ctes = [
-    `input AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(${p.json(rows)}) AS x(
-      id uuid, job_name text, payload jsonb, run_at timestamptz, delay_ms bigint,
-      priority integer, max_attempts integer, idempotency_key text, correlation_id text))`,
-  ];
-  if (plain) ctes.push(`plain AS (INSERT INTO ${t.queue} ${columns} ${values("NULL")})`);
-  if (keyed) {
-    ctes.push(`keyed AS (INSERT INTO ${t.queue} AS q ${columns} ${values("NOT NULL")}
-      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-      RETURNING q.id, q.job_name, q.idempotency_key)`);
+  const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
+  const has = (k: string) => rows.some((r) => kind(r) === k);
+  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond')" })}
+    FROM input x WHERE ${where}`;
+  const ctes = [`input AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(${p.json(rows)}) AS x(${QUEUE_RECORD}, delay_ms bigint))`];
+  if (has("plain")) ctes.push(`plain AS (${queueInsert(t, from("x.idempotency_key IS NULL AND x.debounce_key IS NULL"))})`);
+  if (has("keyed")) {
+    ctes.push(`keyed AS (${queueInsert(t, from("x.idempotency_key IS NOT NULL AND x.debounce_key IS NULL"),
+      `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING q.id, q.job_name, q.idempotency_key`)})`);
   }
-  const select = keyed
-    ? `SELECT id, job_name, idempotency_key FROM keyed
+  if (has("debounced")) {
+    ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL"),
+      `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
+         payload = excluded.payload, run_at = excluded.run_at, priority = excluded.priority, max_attempts = excluded.max_attempts,
+         correlation_id = excluded.correlation_id, flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key,
+         rate_keys = excluded.rate_keys, updated_at = now()
+       RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`)})`);
+  }
+  const selects: string[] = [];
+  if (has("keyed")) {
+    selects.push(`SELECT id, job_name, idempotency_key, NULL::text AS debounce_key, false AS debounced FROM keyed
        UNION ALL
-       SELECT q.id, q.job_name, q.idempotency_key
+       SELECT q.id, q.job_name, q.idempotency_key, NULL::text, false
        FROM ${t.queue} q JOIN input x ON q.job_name = x.job_name AND q.idempotency_key = x.idempotency_key
-       WHERE NOT EXISTS (SELECT 1 FROM keyed k WHERE k.id = x.id)`
-    : "SELECT NULL::uuid AS id, NULL AS job_name, NULL AS idempotency_key WHERE false";
+       WHERE x.debounce_key IS NULL AND NOT EXISTS (SELECT 1 FROM keyed k WHERE k.id = x.id)`);
+  }
+  if (has("debounced")) selects.push(`SELECT id, job_name, NULL::text, debounce_key, debounced FROM debounced`);
+  const select = selects.length > 0 ? selects.join("\nUNION ALL\n") : "SELECT NULL::uuid AS id, NULL AS job_name, NULL AS idempotency_key WHERE false";
   const result = await db.query<EnqueuedRow>(`WITH ${ctes.join(",\n")}\n${select}`, p.values);
   return result.rows;
 };

@@ -1,4 +1,5 @@
 import type { Db } from "../../db.js";
+import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface OccurrenceJob {
@@ -9,6 +10,10 @@ export interface OccurrenceJob {
   readonly key: string;
   readonly priority: number;
   readonly max_attempts: number;
+  /** The keys of the job's limits, from the schedule's payload. */
+  readonly flow_key: string | null;
+  readonly concurrency_key: string | null;
+  readonly rate_keys: Record<string, string> | null;
 }
 
 export interface Advance {
@@ -62,12 +67,11 @@ export const materializeOccurrences = async (db: Db, t: Tables, advances: readon
       WHERE s.name = i.name AND s.next_run_at = i.expected AND s.definition_hash = i.definition_hash
       RETURNING s.name, s.job_name, s.payload, i.jobs),
     enqueued AS (
-      INSERT INTO ${t.queue} (id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)
-      SELECT j.id, a.job_name, a.payload, j.run_at, j.priority, j.max_attempts, j.key, j.key
+      ${queueInsert(t, `${selectColumns("j", { job_name: "a.job_name", payload: "a.payload", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text" })}
       FROM advanced a CROSS JOIN LATERAL jsonb_to_recordset(a.jobs)
-        AS j(id uuid, run_at timestamptz, key text, priority integer, max_attempts integer)
-      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-      RETURNING id, idempotency_key)
+        AS j(id uuid, run_at timestamptz, key text, priority integer, max_attempts integer, flow_key text, concurrency_key text, rate_keys jsonb)`,
+      `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+      RETURNING id, idempotency_key`)})
     SELECT (SELECT coalesce(jsonb_agg(name ORDER BY name), '[]'::jsonb) FROM advanced) AS advanced,
            (SELECT coalesce(jsonb_agg(jsonb_build_object('id', id, 'key', idempotency_key)), '[]'::jsonb) FROM enqueued) AS enqueued`;
   const { rows } = await db.query<MaterializeResult>(text, p.values);

@@ -1,4 +1,5 @@
 import type { Db } from "../../db.js";
+import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface RunNowJob {
@@ -10,6 +11,9 @@ export interface RunNowJob {
   readonly max_attempts: number;
   /** `schedule:<name>:manual:<ISO>`; also the correlation id. */
   readonly key: string;
+  readonly flow_key: string | null;
+  readonly concurrency_key: string | null;
+  readonly rate_keys: Record<string, string> | null;
 }
 
 /** Enqueues one run of a schedule's job, due at once, and records it as the schedule's last job. */
@@ -17,11 +21,11 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<
   const p = new Params();
   const text = `
     WITH job AS (
-      INSERT INTO ${t.queue} AS q (id, job_name, payload, run_at, priority, max_attempts, idempotency_key, correlation_id)
-      SELECT id, job_name, payload, now(), priority, max_attempts, key, key
-      FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text)
-      ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET idempotency_key = excluded.idempotency_key
-      RETURNING q.id),
+      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text" })}
+      FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text,
+        flow_key text, concurrency_key text, rate_keys jsonb)`,
+      `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET idempotency_key = excluded.idempotency_key
+      RETURNING q.id`)}),
     touched AS (
       UPDATE ${t.schedules} SET last_enqueued_at = now(), last_job_id = (SELECT id FROM job), updated_at = now()
       WHERE name = ${p.add(job.schedule)}::text

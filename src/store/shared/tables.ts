@@ -8,6 +8,7 @@ export interface Tables {
   readonly migrations: string;
   readonly schedules: string;
   readonly ticks: string;
+  readonly flow: string;
 }
 
 export const tablesFor = (prefix: string): Tables => ({
@@ -19,6 +20,7 @@ export const tablesFor = (prefix: string): Tables => ({
   migrations: `${prefix}migrations`,
   schedules: `${prefix}schedules`,
   ticks: `${prefix}ticks`,
+  flow: `${prefix}flow`,
 });
 
 /** Collects positional parameters while a statement is assembled. */

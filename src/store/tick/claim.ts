@@ -6,6 +6,8 @@ export interface ClaimInput {
   /** The token this claim mints; every later write to these rows is fenced on it. */
   readonly owner: string;
   readonly leaseMs: number;
+  /** Flow control; without it, no job's limits apply (keyed rows are admitted freely). */
+  readonly flow?: ClaimFlow;
 }
 
 export interface ClaimedRow {
@@ -21,23 +23,71 @@ export interface ClaimedRow {
   readonly created_at: string;
 }
 
+/** The claim's flow control: the limits of the jobs in code and where its round-robin over keys resumes. */
+export interface ClaimFlow {
+  /** `flow_admit`'s `p_limits` (see flow/spec.ts); `{}` when no job has a limit. */
+  readonly limitsJson: string;
+  /** Share the slots evenly between unkeyed and keyed jobs (some job has a limit). */
+  readonly split: boolean;
+  /** The key after which this claim starts its round-robin. */
+  readonly cursor: string;
+  /** Most keys one claim looks at. */
+  readonly maxKeys: number;
+}
+
 /**
- * Due jobs in dispatch order, skipping rows another tick holds, marked running
- * under a fresh lease. `gate` (the tick holds a slot) must hold for anything to be claimed.
+ * Due jobs, skipping rows another tick holds, marked running under a fresh lease;
+ * `gate` (the tick holds a slot) must hold for anything to be claimed. Unkeyed jobs
+ * come in dispatch order along their own index; keyed ones (flow control) through
+ * `flow_admit`, which admits them round-robin across keys within their limits and
+ * names the concurrency bucket each run counts in. With `split`, half the slots go
+ * to unkeyed jobs first, the keyed ones take what they leave, and unkeyed jobs fill
+ * what is still free; otherwise unkeyed jobs come first (keyed rows are then only
+ * those of limits since removed, which the admission lets through).
  */
-export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => ({
-  ctes: [
-    `picked AS (
-      SELECT id FROM ${t.queue}
-      WHERE status = 'queued' AND run_at <= now()${gate ? ` AND ${gate}` : ""}
+export const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
+
+export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => {
+  const flow = input.flow ?? NO_FLOW_CLAIM;
+  const when = gate ? ` AND ${gate}` : "";
+  const limit = p.add(input.limit);
+  const first = flow.split ? `ceil(${limit}::int / 2.0)::int` : `${limit}::int`;
+  const plain = (name: string, take: string, extra = "") => `${name} AS (
+      SELECT id, NULL::text AS bucket FROM ${t.queue}
+      WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
       ORDER BY priority DESC, run_at, id
-      LIMIT ${p.add(input.limit)} FOR UPDATE SKIP LOCKED)`,
+      LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
+  const ctes = [
+    plain("plain1", first),
+    `flowed AS (
+      SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
+      FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb, greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int),
+                                 ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int) f
+      WHERE EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL)${when})`,
+  ];
+  if (flow.split) {
+    ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
+  }
+  ctes.push(
+    `picked AS (
+      SELECT id, bucket FROM plain1 UNION ALL SELECT id, bucket FROM flowed WHERE id IS NOT NULL${flow.split ? " UNION ALL SELECT id, bucket FROM plain2" : ""})`,
     `claimed AS (
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
-          lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', updated_at = now()
+          lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', updated_at = now(), flow_bucket = picked.bucket
       FROM picked WHERE q.id = picked.id
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
                 q.correlation_id, q.idempotency_key, q.run_at, q.created_at)`,
-  ],
-});
+  );
+  return { ctes };
+};
+
+/** What a settle statement adds for flow control: every run leaving running is counted out of its concurrency bucket. */
+export const flowOutCte = (t: Tables, sources: readonly string[]): string =>
+  `flow_out AS (
+    UPDATE ${t.flow} f SET running = greatest(0, f.running - d.n), updated_at = now()
+    FROM (SELECT flow_bucket, count(*)::int AS n
+          FROM (${sources.map((s) => `SELECT flow_bucket FROM ${s}`).join(" UNION ALL ")}) x
+          WHERE flow_bucket IS NOT NULL GROUP BY flow_bucket) d
+    WHERE f.bucket = d.flow_bucket
+    RETURNING 1)`;

@@ -14,7 +14,7 @@ export const completeFragment: FragmentBuilder<readonly Completion[]> = (t, p, i
       USING jsonb_to_recordset(${p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs })))})
         AS s(id uuid, owner uuid, duration_ms integer)
       WHERE ${FENCE("q", "s")}
-      RETURNING q.id, q.job_name, s.duration_ms)`,
+      RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket)`,
   ],
   outcomes: [{ cte: "completed", outcome: "succeeded" }],
 });

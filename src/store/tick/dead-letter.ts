@@ -31,13 +31,14 @@ export const deadLetterFragment: FragmentBuilder<readonly DeadLetter[]> = (t, p,
 export const deadLetterSink = (table: string, sources: readonly string[]): string =>
   `dead_sink AS (
     INSERT INTO ${table} (id, job_name, payload, attempts, max_attempts, priority, reason, last_error,
-                          idempotency_key, correlation_id, created_at, dead_at)
+                          idempotency_key, correlation_id, created_at, dead_at, flow_key, concurrency_key, rate_keys)
     SELECT id, job_name, payload, attempt, max_attempts, priority, dead_reason, dead_error,
-           idempotency_key, correlation_id, created_at, now()
+           idempotency_key, correlation_id, created_at, now(), flow_key, concurrency_key, rate_keys
     FROM (${sources.map((s) => `SELECT * FROM ${s}`).join(" UNION ALL ")}) d
     ON CONFLICT (id) DO UPDATE SET
       job_name = excluded.job_name, payload = excluded.payload, attempts = excluded.attempts,
       max_attempts = excluded.max_attempts, priority = excluded.priority, reason = excluded.reason,
       last_error = excluded.last_error, idempotency_key = excluded.idempotency_key,
-      correlation_id = excluded.correlation_id, created_at = excluded.created_at, dead_at = excluded.dead_at
+      correlation_id = excluded.correlation_id, created_at = excluded.created_at, dead_at = excluded.dead_at,
+      flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key, rate_keys = excluded.rate_keys
     RETURNING id)`;

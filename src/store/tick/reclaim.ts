@@ -21,7 +21,7 @@ export const reclaimFragment: FragmentBuilder<{ limit: number }> = (t, p, { limi
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
             last_error = ${error}::text, updated_at = now()
         FROM expired e WHERE q.id = e.id AND q.attempt < q.max_attempts
-        RETURNING q.id, q.job_name, 0 AS duration_ms)`,
+        RETURNING q.id, q.job_name, 0 AS duration_ms, q.flow_bucket)`,
       `reclaim_exhausted AS (
         DELETE FROM ${t.queue} q USING expired e
         WHERE q.id = e.id AND q.attempt >= q.max_attempts

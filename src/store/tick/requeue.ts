@@ -25,7 +25,7 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
             last_error = ${error}::text, updated_at = now()
         FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)
         WHERE ${FENCE("q", "s")} AND q.attempt < q.max_attempts
-        RETURNING q.id, q.job_name, s.duration_ms)`,
+        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket)`,
       `requeue_exhausted AS (
         DELETE FROM ${t.queue} q
         USING jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)

@@ -20,7 +20,7 @@ export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) =>
         items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error) })),
       )}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text)
       WHERE ${FENCE("q", "s")}
-      RETURNING q.id, q.job_name, s.duration_ms)`,
+      RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket)`,
   ],
   outcomes: [{ cte: "retried", outcome: "retried" }],
 });

@@ -1,5 +1,5 @@
 import type { Db, QueryOptions } from "../../db.js";
-import { claimFragment, type ClaimedRow, type ClaimInput } from "./claim.js";
+import { claimFragment, type ClaimedRow, type ClaimInput, flowOutCte } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
@@ -23,6 +23,8 @@ export interface StepInput {
   readonly slot?: SlotStep;
   /** With a claim: reserve slots for extra ticks when the claim was full and more is due. */
   readonly fanOut?: FanOut;
+  /** Some job has a limit: runs leaving running are counted out of their concurrency buckets. */
+  readonly flowOut?: boolean;
   /** Records that a tick started (the first statement of every tick does, idle or not). */
   readonly markTick?: boolean;
   /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
@@ -47,6 +49,11 @@ export interface StepResult {
   readonly slotFree: boolean;
   /** Slots reserved for extra ticks, with the tokens they take them with. */
   readonly spawn: Handoff[];
+  /** Where the next claim's round-robin over keys resumes (null when this statement admitted no keyed job). */
+  readonly flowCursor: string | null;
+  /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms). */
+  readonly flowHeld: number;
+  readonly flowRetryAt: number | null;
   /** Values of the `probe` columns, by name. */
   readonly probe: Record<string, unknown>;
 }
@@ -59,13 +66,13 @@ const ID_LISTS = {
   requeueExhausted: "requeue_exhausted",
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
-} as const satisfies Record<Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn">, string>;
+} as const satisfies Record<Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt">, string>;
 
 const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
 
 export const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], probe: {},
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], flowCursor: null, flowHeld: 0, flowRetryAt: null, probe: {},
 };
 
 const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
@@ -112,6 +119,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
   if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
+  if (outcomes.length > 0 && (input.flowOut || input.reclaim)) ctes.push(flowOutCte(t, outcomes.map((o) => o.cte)));
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`);
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
   if (fanning) {
@@ -139,6 +147,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     fanning
       ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
       : `'[]'::jsonb AS spawn`,
+    claiming ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
+    claiming ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
+    claiming ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
     ...(input.probe ?? []),
   ];
   const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
@@ -154,6 +165,9 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   const { rows } = await db.query<StepRow>(statement.text, statement.values, { prepare: true, ...options });
   const row = rows[0];
   if (!row) return EMPTY_STEP;
-  const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, ...probe } = row;
-  return { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, probe };
+  const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, ...probe } = row;
+  return {
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
+    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, probe,
+  };
 };

@@ -1,0 +1,80 @@
+import { JobsError } from "./errors.js";
+import type { EnqueueItem } from "./enqueue.js";
+import { flowKeysFor } from "./flow/keys.js";
+import type { AnyJob } from "./job.js";
+import { checkPayload, unstorable } from "./payload.js";
+import type { JobsSettings } from "./settings/library.js";
+import type { NewJobRow } from "./store/enqueue/insert-jobs.js";
+import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
+
+const INT32 = 2_147_483_647;
+
+const badOption = (message: string, where: Record<string, unknown>, field: string): never => {
+  throw new JobsError("invalid_options", message, { ...where, field });
+};
+
+const shortText = (value: unknown, field: string, where: Record<string, unknown>): string | null => {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.length === 0 || value.length > 255 || unstorable(value)) {
+    return badOption(`${field} must be a string of 1 to 255 characters`, where, field);
+  }
+  return value;
+};
+
+/** Validates one item completely (payload and options) and turns it into the row to insert. */
+export const prepareJob = (
+  registry: ReadonlyMap<string, AnyJob>,
+  settings: JobsSettings,
+  item: EnqueueItem,
+  where: Record<string, unknown> = {},
+): NewJobRow => {
+  const { job, stored, parsed } = checkPayload(registry, item.job, item.payload, settings.maxPayloadBytes, where);
+  let runAt: string | null = null;
+  if (item.runAt !== undefined && item.runAt !== null) {
+    const date = item.runAt instanceof Date ? item.runAt : typeof item.runAt === "string" ? new Date(item.runAt) : undefined;
+    // Years 1970-9999: what every driver and PostgreSQL round-trip exactly.
+    if (!date || Number.isNaN(date.getTime()) || date.getTime() < 0 || date.getTime() >= 253_402_300_800_000) {
+      badOption("runAt must be a date or an ISO 8601 timestamp between the years 1970 and 9999", where, "runAt");
+    }
+    runAt = date!.toISOString();
+  }
+  let delayMs: number | null = null;
+  if (item.delayMs !== undefined && item.delayMs !== null) {
+    if (typeof item.delayMs !== "number" || !Number.isFinite(item.delayMs) || item.delayMs < 0 || item.delayMs > 1e13) {
+      badOption("delayMs must be a non-negative number of milliseconds", where, "delayMs");
+    }
+    if (runAt !== null) badOption("give runAt or delayMs, not both", where, "delayMs");
+    delayMs = Math.round(item.delayMs);
+  }
+  let debounceKey: string | null = null;
+  if (item.debounce !== undefined && item.debounce !== null) {
+    const d = item.debounce;
+    if (typeof d !== "object" || typeof d.delayMs !== "number" || !Number.isFinite(d.delayMs) || d.delayMs < 0 || d.delayMs > 1e13) {
+      badOption("debounce must be { key, delayMs } with a non-negative delayMs", where, "debounce");
+    }
+    if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
+    if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
+    debounceKey = shortText(d.key, "debounce.key", where);
+    delayMs = Math.round(d.delayMs);
+  }
+  const priority = item.priority ?? job.priority ?? 0;
+  if (!Number.isInteger(priority) || Math.abs(priority) > INT32) badOption("priority must be an integer", where, "priority");
+  const maxAttempts = item.maxAttempts ?? job.maxAttempts ?? settings.defaultMaxAttempts;
+  if (!isMaxAttempts(maxAttempts)) {
+    badOption(`maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`, where, "maxAttempts");
+  }
+  return {
+    id: crypto.randomUUID(),
+    job_name: job.name,
+    payload: stored,
+    run_at: runAt,
+    delay_ms: delayMs,
+    priority,
+    max_attempts: maxAttempts,
+    idempotency_key: shortText(item.idempotencyKey, "idempotencyKey", where),
+    correlation_id: shortText(item.correlationId, "correlationId", where),
+    debounce_key: debounceKey,
+    ...flowKeysFor(job, parsed, where),
+  };
+};
+

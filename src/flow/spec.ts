@@ -1,0 +1,61 @@
+import { JobsError } from "../errors.js";
+import type { AnyJob } from "../job.js";
+import { rateLimitsOf } from "./define.js";
+
+/** One rate limit as a claim applies it: the bucket scope it counts in, and the window. */
+export interface RateRule {
+  /** `g:<group>:<periodMs>` (shared by the group's jobs) or `j:<job>:<periodMs>`. */
+  readonly scope: string;
+  readonly limit: number;
+  readonly periodMs: number;
+}
+
+/** The limits of the jobs in code, as every claim statement receives them. */
+export interface FlowSpec {
+  /** Some job has a limit: claims go through the admission, settles count runs out of their buckets. */
+  readonly enabled: boolean;
+  /** The `p_limits` parameter of `flow_admit`. */
+  readonly limitsJson: string;
+  readonly rules: ReadonlyMap<string, { readonly concurrency?: number; readonly rates: readonly RateRule[] }>;
+}
+
+/**
+ * Starts are counted from the claim. A handler measures its own start a little later, by a lag
+ * that varies: the window is kept this much wider so that starts measured there respect it too.
+ */
+export const ratePadMs = (periodMs: number): number => Math.min(50, Math.floor(periodMs / 20));
+
+export const rateScope = (job: string, group: string | undefined, periodMs: number): string =>
+  group !== undefined ? `g:${group}:${periodMs}` : `j:${job}:${periodMs}`;
+
+/**
+ * Reads every job's limits once, at createJobs. Jobs sharing a group must declare the group's
+ * limit alike for each period, and a job may not have two limits of one scope: both are
+ * `invalid_config` naming the jobs.
+ */
+export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
+  const rules = new Map<string, { concurrency?: number; rates: RateRule[] }>();
+  const groups = new Map<string, { job: string; limit: number }>();
+  const limits: Record<string, { c: number | null; r: Array<{ s: string; l: number; p: number; pad: number }> }> = {};
+  for (const job of registry.values()) {
+    const rates = rateLimitsOf(job.rateLimit);
+    if (!job.concurrency && rates.length === 0) continue;
+    const own = new Set<string>();
+    const list = rates.map((r) => {
+      const scope = rateScope(job.name, r.group, r.periodMs);
+      if (own.has(scope)) throw new JobsError("invalid_config", `job ${job.name} has two rate limits of ${r.periodMs} ms${r.group ? ` in group ${r.group}` : ""}`);
+      own.add(scope);
+      if (r.group !== undefined) {
+        const seen = groups.get(scope);
+        if (seen && seen.limit !== r.limit) {
+          throw new JobsError("invalid_config", `rate limit group ${r.group} (${r.periodMs} ms) is ${seen.limit} in job ${seen.job} but ${r.limit} in job ${job.name}: jobs sharing a group must declare it alike`);
+        }
+        groups.set(scope, { job: job.name, limit: r.limit });
+      }
+      return { scope, limit: r.limit, periodMs: r.periodMs };
+    });
+    rules.set(job.name, { concurrency: job.concurrency?.limit, rates: list });
+    limits[job.name] = { c: job.concurrency?.limit ?? null, r: list.map((r) => ({ s: r.scope, l: r.limit, p: r.periodMs, pad: ratePadMs(r.periodMs) })) };
+  }
+  return { enabled: rules.size > 0, limitsJson: JSON.stringify(limits), rules };
+};

@@ -1,0 +1,142 @@
+// Flow control in the claim: per-key concurrency, rate limits (one or several, shared by a group),
+// debounce, no head-of-line blocking, fairness across keys; limits from code at every claim.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob, isJobsError } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("flow");
+const tenant = z.object({ tenant: z.string(), n: z.number() });
+
+describe("concurrency per key", () => {
+  it("admits at most `limit` runs of a key at once, other keys independently, and counts runs out when they end", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const work = defineJob({ name: "per-tenant", schema: tenant, concurrency: { limit: 2, key: (p) => p.tenant }, handler: () => gate });
+    const jobs = await h.isolated([work]);
+    await jobs.enqueueMany(["a", "a", "a", "a", "b", "b", "b"].map((t, n) => ({ job: "per-tenant" as const, payload: { tenant: t, n } })));
+    const first = jobs.tick({ budgetMs: 3_000, concurrency: 10 });
+    await expect.poll(async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n).toBe(4);
+    const running = await h.rows<{ t: string; n: number }>(
+      `SELECT payload->>'tenant' AS t, count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running' GROUP BY 1 ORDER BY 1`);
+    expect(running).toEqual([{ t: "a", n: 2 }, { t: "b", n: 2 }]);
+    expect(await h.rows(`SELECT bucket, running FROM ${jobs.tables.flow} WHERE bucket LIKE 'c:%' ORDER BY bucket`)).toEqual([
+      { bucket: "c:per-tenant:a", running: 2 },
+      { bucket: "c:per-tenant:b", running: 2 },
+    ]);
+    // A waiting job says what it waits on.
+    const [waiting] = await h.rows<{ id: string }>(`SELECT id FROM ${jobs.tables.queue} WHERE status = 'queued' AND payload->>'tenant' = 'a' LIMIT 1`);
+    expect((await jobs.get(waiting!.id))?.waitingOn).toEqual({ kind: "concurrency", key: "a", limit: 2, running: 2 });
+    release();
+    const report = await first;
+    expect(report.succeeded).toBe(7);
+    expect(await h.rows(`SELECT sum(running)::int AS n FROM ${jobs.tables.flow}`)).toEqual([{ n: 0 }]);
+  });
+
+  it("takes effect when the limit changes in code, and removing it frees the jobs held back", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const limited = defineJob({ name: "changing", schema: tenant, concurrency: { limit: 1 }, handler: () => gate });
+    const jobs = await h.isolated([limited]);
+    await jobs.enqueueMany([0, 1, 2, 3].map((n) => ({ job: "changing" as const, payload: { tenant: "x", n } })));
+    const t1 = jobs.tick({ budgetMs: 2_000 });
+    await expect.poll(async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n).toBe(1);
+    // The next deployment drops the limit: its tick takes the rest at once, beside the one still running.
+    const free = defineJob({ name: "changing", schema: tenant, handler: () => {} });
+    const next = h.make([free], { tablePrefix: jobs.settings.tablePrefix });
+    expect(await next.tick({ budgetMs: 2_000 })).toMatchObject({ claimed: 3, succeeded: 3 });
+    release();
+    await t1;
+  });
+});
+
+describe("rate limits", () => {
+  it("no window of periodMs sees more than `limit` starts of a key; several limits all hold", async () => {
+    const starts: Array<{ key: string; at: number }> = [];
+    const limited = defineJob({
+      name: "rated",
+      schema: tenant,
+      rateLimit: [{ limit: 3, periodMs: 400, key: (p) => p.tenant }, { limit: 8, periodMs: 2_000 }],
+      handler: async ({ tenant: t }) => void starts.push({ key: t, at: Date.now() }),
+    });
+    const jobs = await h.isolated([limited], { claimIntervalMs: 20 });
+    await jobs.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "rated" as const, payload: { tenant: n % 2 ? "a" : "b", n } })));
+    await jobs.tick({ budgetMs: 1_500, claimCutoffMs: 100 });
+    // Per key, 3 in any 400 ms; over both keys, 8 in 2 s: the 1.5 s tick starts 8 and leaves 4.
+    expect(starts).toHaveLength(8);
+    for (const key of ["a", "b"]) {
+      const mine = starts.filter((s) => s.key === key).map((s) => s.at);
+      for (const s of mine) expect(mine.filter((t) => t >= s && t < s + 400).length).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it("a group shares one limit across job types", async () => {
+    const starts: number[] = [];
+    const rule = { limit: 2, periodMs: 60_000, group: "email-provider" };
+    const a = defineJob({ name: "mail-a", schema: z.object({}), rateLimit: rule, handler: () => void starts.push(1) });
+    const b = defineJob({ name: "mail-b", schema: z.object({}), rateLimit: rule, handler: () => void starts.push(2) });
+    const jobs = await h.isolated([a, b]);
+    await jobs.enqueueMany([{ job: "mail-a" as const, payload: {} }, { job: "mail-a" as const, payload: {} }, { job: "mail-b" as const, payload: {} }, { job: "mail-b" as const, payload: {} }]);
+    await jobs.tick({ budgetMs: 1_000 });
+    expect(starts).toHaveLength(2);
+  });
+
+  it("a group declared differently by two jobs is refused at createJobs", async () => {
+    const a = defineJob({ name: "g-a", schema: z.object({}), rateLimit: { limit: 2, periodMs: 1_000, group: "g" }, handler: () => {} });
+    const b = defineJob({ name: "g-b", schema: z.object({}), rateLimit: { limit: 3, periodMs: 1_000, group: "g" }, handler: () => {} });
+    expect(() => h.make([a, b])).toThrow(/group g \(1000 ms\) is 2 in job g-a but 3 in job g-b/);
+  });
+});
+
+describe("definitions and keys", () => {
+  it("refuses bad limits when the job is defined", () => {
+    const base = { name: "bad", schema: z.object({}), handler: () => {} };
+    expect(() => defineJob({ ...base, concurrency: { limit: 0 } })).toThrow("job bad: concurrency.limit must be an integer from 1 to 100000");
+    expect(() => defineJob({ ...base, rateLimit: { limit: 1, periodMs: 0 } })).toThrow("job bad: rateLimit.periodMs must be");
+    expect(() => defineJob({ ...base, rateLimit: [{ limit: 1, periodMs: 10 }, { limit: 0.5, periodMs: 10 }] })).toThrow("rateLimit[1].limit");
+  });
+
+  it("a key function that throws or returns no string is invalid_options, and stores nothing", async () => {
+    const odd = defineJob({ name: "odd-key", schema: tenant, concurrency: { limit: 1, key: (p) => (p.n === 1 ? (null as unknown as string) : p.n === 2 ? "" : p.tenant) }, handler: () => {} });
+    const throws = defineJob({ name: "throwing-key", schema: tenant, rateLimit: { limit: 1, periodMs: 10, key: () => { throw new Error("no tenant"); } }, handler: () => {} });
+    const jobs = await h.isolated([odd, throws]);
+    for (const [job, n, message] of [["odd-key", 1, "concurrency.key of job odd-key must return a string"], ["odd-key", 2, "must return a string"], ["throwing-key", 0, "rateLimit.key of job throwing-key threw: no tenant"]] as const) {
+      const e = await jobs.enqueueUnchecked([{ job, payload: { tenant: "t", n } }]).catch((x: unknown) => x);
+      expect(isJobsError(e) && e.code === "invalid_options" && e.message.includes(message)).toBe(true);
+    }
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  });
+});
+
+describe("debounce", () => {
+  it("50 concurrent enqueues with one key keep one queued job; the last enqueue's payload wins; once it runs, a new one starts", async () => {
+    const seen: number[] = [];
+    const reindex = defineJob({ name: "reindex", schema: z.object({ v: z.number() }), handler: ({ v }) => void seen.push(v) });
+    const jobs = await h.isolated([reindex]);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, v) => jobs.enqueue("reindex", { v }, { debounce: { key: "user:1", delayMs: 0 } })));
+    const last = await jobs.enqueue("reindex", { v: 999 }, { debounce: { key: "user:1", delayMs: 0 } });
+    expect(new Set(results.map((r) => r.id))).toEqual(new Set([last.id]));
+    expect(results.filter((r) => !r.debounced)).toHaveLength(1);
+    expect(last).toEqual({ id: results[0]!.id, deduplicated: false, debounced: true });
+    expect(await h.rows(`SELECT payload FROM ${jobs.tables.queue}`)).toEqual([{ payload: { v: 999 } }]);
+    await jobs.tick({ budgetMs: 2_000 });
+    expect(seen).toEqual([999]);
+    const again = await jobs.enqueue("reindex", { v: 1 }, { debounce: { key: "user:1", delayMs: 60_000 } });
+    expect(again.id).not.toBe(last.id);
+    expect(again.debounced).toBe(false);
+  });
+
+  it("moves the queued job to now + delayMs each time, and refuses debounce with runAt, delayMs or an idempotency key", async () => {
+    const reindex = defineJob({ name: "reindex2", schema: z.object({}), handler: () => {} });
+    const jobs = await h.isolated([reindex]);
+    const a = await jobs.enqueue("reindex2", {}, { debounce: { key: "k", delayMs: 60_000 } });
+    await sleep(50);
+    await jobs.enqueue("reindex2", {}, { debounce: { key: "k", delayMs: 120_000 } });
+    const [row] = await h.rows<{ wait: number }>(`SELECT (extract(epoch FROM run_at - now()) * 1000)::float8 AS wait FROM ${jobs.tables.queue} WHERE id = $1`, [a.id]);
+    expect(row!.wait).toBeGreaterThan(110_000);
+    for (const opts of [{ delayMs: 5 }, { runAt: new Date() }, { idempotencyKey: "x" }]) {
+      const e = await jobs.enqueue("reindex2", {}, { debounce: { key: "k", delayMs: 1 }, ...opts }).catch((x: unknown) => x);
+      expect(isJobsError(e) && e.code === "invalid_options").toBe(true);
+    }
+  });
+});

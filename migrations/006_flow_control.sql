@@ -31,101 +31,105 @@ CREATE TABLE {{prefix}}flow (
 ) WITH (fillfactor = 70);
 
 -- The admission, as one function called inside the claim statement: it sees the latest committed
--- state of every bucket it locks (locked in name order, so racing claims cannot deadlock on them),
--- so no key ever has more runs than its limit, and no window of a rate limit more starts, however
--- many ticks race. Keys are visited round-robin from p_cursor; at most p_want due jobs are taken
--- of each of at most p_max_keys keys, locked SKIP LOCKED. Returns the admitted jobs and the bucket
--- each run counts in, and one more row (job_id NULL) saying how many due jobs the limits held back,
--- when a rate window frees next, and the key to start after next time.
-CREATE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer)
+-- state of every bucket it locks, so no key ever has more runs than its limit, and no window of a
+-- rate limit more starts, however many ticks race. Every bucket a statement touches (the runs its
+-- settle counts out, p_release, and those it admits against) is locked here, once, in name order,
+-- so racing statements cannot deadlock on them. Keys are visited round-robin from p_cursor; at most
+-- p_want due jobs are taken of each of at most p_max_keys keys, locked SKIP LOCKED. Returns the
+-- admitted jobs and the bucket each run counts in, and one more row (job_id NULL) saying how many
+-- due jobs the limits held back, when a rate window frees next, and the key to start after next time.
+CREATE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer, p_release jsonb)
 RETURNS TABLE (job_id uuid, bucket text, next_cursor text, held integer, retry_at timestamptz)
 LANGUAGE plpgsql VOLATILE AS $fn$
 #variable_conflict use_column
 DECLARE
-  v_keys text[];
+  v_keys text[] := '{}';
   v_more text[];
-  v_ids uuid[];
-  v_jobs text[];
-  v_cbuckets text[];
-  v_rbuckets jsonb[];
+  v_ids uuid[] := '{}';
+  v_jobs text[] := '{}';
+  v_cbuckets text[] := '{}';
+  v_rbuckets jsonb[] := '{}';
+  v_keys_of text[] := '{}';
   v_buckets text[];
   v_running jsonb := '{}';
   v_starts jsonb := '{}';
-  v_limits jsonb := '{}';
-  v_now timestamptz := clock_timestamp();
+  v_now timestamptz;
   v_admit uuid[] := '{}';
   v_admit_bucket text[] := '{}';
   v_last text := p_cursor;
-  v_keys_of text[];
   v_held integer := 0;
   v_retry timestamptz;
   v_oldest timestamptz;
+  v_window interval;
   i integer;
   b text;
   ok boolean;
   rl jsonb;
   n integer;
 BEGIN
-  IF p_want <= 0 THEN RETURN; END IF;
-  -- The keys that have queued jobs, in order after the cursor, then from the start.
-  v_keys := ARRAY(
-    WITH RECURSIVE k(key, n) AS (
-      SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > p_cursor
-              ORDER BY q.flow_key LIMIT 1), 1
-      UNION ALL
-      SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
-              ORDER BY q.flow_key LIMIT 1), k.n + 1
-      FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys)
-    SELECT key FROM k WHERE key IS NOT NULL);
-  IF cardinality(v_keys) < p_max_keys AND p_cursor <> '' THEN
-    v_more := ARRAY(
+  IF p_want > 0 THEN
+    -- The keys that have queued jobs, in order after the cursor, then from the start.
+    v_keys := ARRAY(
       WITH RECURSIVE k(key, n) AS (
-        SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key <= p_cursor
+        SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > p_cursor
                 ORDER BY q.flow_key LIMIT 1), 1
         UNION ALL
         SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
-                AND q.flow_key <= p_cursor ORDER BY q.flow_key LIMIT 1), k.n + 1
-        FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys - cardinality(v_keys))
+                ORDER BY q.flow_key LIMIT 1), k.n + 1
+        FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys)
       SELECT key FROM k WHERE key IS NOT NULL);
-    v_keys := v_keys || v_more;
+    IF cardinality(v_keys) < p_max_keys AND p_cursor <> '' THEN
+      v_more := ARRAY(
+        WITH RECURSIVE k(key, n) AS (
+          SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key <= p_cursor
+                  ORDER BY q.flow_key LIMIT 1), 1
+          UNION ALL
+          SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
+                  AND q.flow_key <= p_cursor ORDER BY q.flow_key LIMIT 1), k.n + 1
+          FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys - cardinality(v_keys))
+        SELECT key FROM k WHERE key IS NOT NULL);
+      v_keys := v_keys || v_more;
+    END IF;
+    -- Due jobs of each key, best first, round-robin: every key's first, then every key's second...
+    IF cardinality(v_keys) > 0 THEN
+      SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.job_name ORDER BY c.rnk, c.kpos), '{}'),
+             coalesce(array_agg(c.cbucket ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.rbuckets ORDER BY c.rnk, c.kpos), '{}'),
+             coalesce(array_agg(c.flow_key ORDER BY c.rnk, c.kpos), '{}')
+        INTO v_ids, v_jobs, v_cbuckets, v_rbuckets, v_keys_of
+      FROM (
+        SELECT x.*, row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) AS rnk,
+               CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number'
+                    THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cbucket,
+               coalesce((SELECT jsonb_agg(jsonb_build_object('b', 'r:' || (r ->> 's') || ':' || coalesce(x.rate_keys ->> (r ->> 's'), ''), 'r', r))
+                         FROM jsonb_array_elements(coalesce(p_limits -> x.job_name -> 'r', '[]')) r), '[]') AS rbuckets
+        FROM unnest(v_keys) WITH ORDINALITY AS k(key, kpos)
+        CROSS JOIN LATERAL (
+          SELECT q.id, q.job_name, q.flow_key, q.priority, q.run_at, q.concurrency_key, q.rate_keys, k.kpos
+          FROM {{prefix}}queue q
+          WHERE q.status = 'queued' AND q.flow_key = k.key AND q.run_at <= now()
+          ORDER BY q.priority DESC, q.run_at, q.id
+          LIMIT p_want
+          FOR UPDATE OF q SKIP LOCKED) x) c;
+    END IF;
   END IF;
-  IF cardinality(v_keys) = 0 THEN RETURN QUERY SELECT NULL::uuid, NULL::text, p_cursor, 0, NULL::timestamptz; RETURN; END IF;
 
-  -- Due jobs of each key, best first, round-robin: every key's first, then every key's second...
-  SELECT array_agg(c.id ORDER BY c.rnk, c.kpos), array_agg(c.job_name ORDER BY c.rnk, c.kpos),
-         array_agg(c.cbucket ORDER BY c.rnk, c.kpos), array_agg(c.rbuckets ORDER BY c.rnk, c.kpos),
-         array_agg(c.flow_key ORDER BY c.rnk, c.kpos)
-    INTO v_ids, v_jobs, v_cbuckets, v_rbuckets, v_keys_of
-  FROM (
-    SELECT x.*, row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) AS rnk,
-           CASE WHEN p_limits -> x.job_name -> 'c' IS NOT NULL AND jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number'
-                THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cbucket,
-           coalesce((SELECT jsonb_agg(jsonb_build_object('b', 'r:' || (r ->> 's') || ':' || coalesce(x.rate_keys ->> (r ->> 's'), ''), 'r', r))
-                     FROM jsonb_array_elements(coalesce(p_limits -> x.job_name -> 'r', '[]')) r), '[]') AS rbuckets
-    FROM unnest(v_keys) WITH ORDINALITY AS k(key, kpos)
-    CROSS JOIN LATERAL (
-      SELECT q.id, q.job_name, q.flow_key, q.priority, q.run_at, q.concurrency_key, q.rate_keys, k.kpos
-      FROM {{prefix}}queue q
-      WHERE q.status = 'queued' AND q.flow_key = k.key AND q.run_at <= now()
-      ORDER BY q.priority DESC, q.run_at, q.id
-      LIMIT p_want
-      FOR UPDATE OF q SKIP LOCKED) x) c;
-  IF v_ids IS NULL THEN RETURN QUERY SELECT NULL::uuid, NULL::text, p_cursor, 0, NULL::timestamptz; RETURN; END IF;
-
-  -- Every bucket these jobs count in exists, and is locked, in name order.
-  SELECT array_agg(DISTINCT bb) INTO v_buckets FROM (
+  -- Every bucket this statement touches exists, and is locked, in name order.
+  SELECT array_agg(DISTINCT bb ORDER BY bb) INTO v_buckets FROM (
     SELECT unnest(v_cbuckets) AS bb
-    UNION ALL
-    SELECT e ->> 'b' FROM unnest(v_rbuckets) rb, jsonb_array_elements(rb) e) s WHERE bb IS NOT NULL;
+    UNION ALL SELECT e ->> 'b' FROM unnest(v_rbuckets) rb, jsonb_array_elements(rb) e
+    UNION ALL SELECT key FROM jsonb_each(coalesce(p_release, '{}'))) s WHERE bb IS NOT NULL;
   IF v_buckets IS NOT NULL THEN
     INSERT INTO {{prefix}}flow (bucket) SELECT unnest(v_buckets) ORDER BY 1 ON CONFLICT (bucket) DO NOTHING;
     FOR b, n, rl IN
       SELECT f.bucket, f.running, to_jsonb(f.starts) FROM {{prefix}}flow f WHERE f.bucket = ANY (v_buckets) ORDER BY f.bucket FOR UPDATE
     LOOP
-      v_running := v_running || jsonb_build_object(b, n);
+      -- The runs the statement's settle ended are counted out first.
+      v_running := v_running || jsonb_build_object(b, greatest(0, n - coalesce((p_release ->> b)::int, 0)));
       v_starts := v_starts || jsonb_build_object(b, rl);
     END LOOP;
   END IF;
+  -- A start is counted from now, after the locks: never from before waiting for another claim's commit.
+  v_now := clock_timestamp();
 
   -- Admit in round-robin order while every bucket of the job has room.
   FOR i IN 1 .. cardinality(v_ids) LOOP
@@ -135,47 +139,48 @@ BEGIN
     IF ok THEN
       FOR rl IN SELECT e FROM jsonb_array_elements(v_rbuckets[i]) e LOOP
         -- Starts within the window (widened by the pad, so start times measured in handlers respect it too).
+        v_window := ((rl -> 'r' ->> 'p')::bigint + (rl -> 'r' ->> 'pad')::bigint) * interval '1 millisecond';
         SELECT count(*), min(s::timestamptz) INTO n, v_oldest FROM jsonb_array_elements_text(v_starts -> (rl ->> 'b')) s
-          WHERE s::timestamptz > v_now - ((rl -> 'r' ->> 'p')::bigint + (rl -> 'r' ->> 'pad')::bigint) * interval '1 millisecond';
+          WHERE s::timestamptz > v_now - v_window;
         IF n >= (rl -> 'r' ->> 'l')::int THEN
           ok := false;
           -- The window has room again when its oldest start leaves it.
-          v_retry := least(coalesce(v_retry, 'infinity'), v_oldest + ((rl -> 'r' ->> 'p')::bigint + (rl -> 'r' ->> 'pad')::bigint) * interval '1 millisecond');
+          v_retry := least(coalesce(v_retry, 'infinity'), v_oldest + v_window);
           EXIT;
         END IF;
       END LOOP;
     END IF;
-    IF NOT ok THEN v_held := v_held + 1; END IF;
-    IF ok THEN
-      v_admit := v_admit || v_ids[i];
-      v_admit_bucket := v_admit_bucket || v_cbuckets[i];
-      v_last := v_keys_of[i];
-      IF v_cbuckets[i] IS NOT NULL THEN
-        v_running := jsonb_set(v_running, ARRAY[v_cbuckets[i]], to_jsonb((v_running ->> v_cbuckets[i])::int + 1));
-      END IF;
-      FOR rl IN SELECT e FROM jsonb_array_elements(v_rbuckets[i]) e LOOP
-        v_starts := jsonb_set(v_starts, ARRAY[rl ->> 'b'], (v_starts -> (rl ->> 'b')) || to_jsonb(v_now));
-      END LOOP;
+    IF NOT ok THEN
+      v_held := v_held + 1;
+      CONTINUE;
     END IF;
+    v_admit := v_admit || v_ids[i];
+    v_admit_bucket := v_admit_bucket || v_cbuckets[i];
+    v_last := v_keys_of[i];
+    IF v_cbuckets[i] IS NOT NULL THEN
+      v_running := jsonb_set(v_running, ARRAY[v_cbuckets[i]], to_jsonb((v_running ->> v_cbuckets[i])::int + 1));
+    END IF;
+    FOR rl IN SELECT e FROM jsonb_array_elements(v_rbuckets[i]) e LOOP
+      v_starts := jsonb_set(v_starts, ARRAY[rl ->> 'b'], (v_starts -> (rl ->> 'b')) || to_jsonb(v_now));
+    END LOOP;
   END LOOP;
 
   -- Write the buckets back: running counts, and the starts still inside the longest window of each
   -- (at most as many as its largest limit: older ones can no longer decide anything).
   IF v_buckets IS NOT NULL THEN
     UPDATE {{prefix}}flow f SET
-      running = coalesce((v_running ->> f.bucket)::int, f.running),
-      starts = coalesce((
+      running = (v_running ->> f.bucket)::int,
+      starts = CASE WHEN w.span IS NULL THEN '{}' ELSE coalesce((
         SELECT array_agg(s ORDER BY s) FROM (
           SELECT s::timestamptz AS s FROM jsonb_array_elements_text(v_starts -> f.bucket) s
           WHERE s::timestamptz > v_now - w.span * interval '1 millisecond'
-          ORDER BY s::timestamptz DESC LIMIT w.cap) kept), '{}'),
+          ORDER BY s::timestamptz DESC LIMIT w.cap) kept), '{}') END,
       updated_at = now()
-    FROM (
+    FROM unnest(v_buckets) AS ub(bucket)
+    LEFT JOIN (
       SELECT e ->> 'b' AS bucket, max((e -> 'r' ->> 'p')::bigint + (e -> 'r' ->> 'pad')::bigint) AS span, max((e -> 'r' ->> 'l')::int) AS cap
-      FROM unnest(v_rbuckets) rb, jsonb_array_elements(rb) e GROUP BY 1
-      UNION ALL
-      SELECT cb, 0, 0 FROM unnest(v_cbuckets) cb WHERE cb IS NOT NULL GROUP BY 1) w
-    WHERE f.bucket = w.bucket AND f.bucket = ANY (v_buckets);
+      FROM unnest(v_rbuckets) rb, jsonb_array_elements(rb) e GROUP BY 1) w ON w.bucket = ub.bucket
+    WHERE f.bucket = ub.bucket;
   END IF;
 
   RETURN QUERY SELECT a.id, a.bucket, v_last, 0, NULL::timestamptz FROM unnest(v_admit, v_admit_bucket) AS a(id, bucket)

@@ -23,7 +23,7 @@ export interface FlowSpec {
  * Starts are counted from the claim. A handler measures its own start a little later, by a lag
  * that varies: the window is kept this much wider so that starts measured there respect it too.
  */
-export const ratePadMs = (periodMs: number): number => Math.min(50, Math.floor(periodMs / 20));
+export const ratePadMs = (periodMs: number): number => Math.min(50, Math.floor(periodMs / 10));
 
 export const rateScope = (job: string, group: string | undefined, periodMs: number): string =>
   group !== undefined ? `g:${group}:${periodMs}` : `j:${job}:${periodMs}`;

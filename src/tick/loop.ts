@@ -177,7 +177,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
       const short = result.claimed.length < want && result.reclaimed.length === 0;
       queueEmpty = short && result.flowHeld === 0;
       lastClaimAt = Date.now();
-      claimAfter = short && result.flowHeld > 0 ? Math.min(lastClaimAt + settings.claimIntervalMs, result.flowRetryAt ?? Number.POSITIVE_INFINITY) : 0;
+      // A rate window says when it has room; a job held by concurrency is looked at again at the claim interval.
+      claimAfter = short && result.flowHeld > 0 ? (result.flowRetryAt ?? lastClaimAt + settings.claimIntervalMs) : 0;
     }
     if (result.flowCursor !== null) flowCursor = result.flowCursor;
     for (const row of result.claimed) start(row, input.claim!.owner);

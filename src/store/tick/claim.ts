@@ -47,7 +47,7 @@ export interface ClaimFlow {
  */
 export const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
 
-export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => {
+export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string, release?: readonly string[]): Fragment => {
   const flow = input.flow ?? NO_FLOW_CLAIM;
   const when = gate ? ` AND ${gate}` : "";
   const limit = p.add(input.limit);
@@ -57,13 +57,17 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
       ORDER BY priority DESC, run_at, id
       LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
+  // The runs this statement's settle ends are counted out by the admission itself, which locks every bucket once, in order.
+  const released = release && release.length > 0 ? `(SELECT r FROM flow_release)` : "NULL::jsonb";
   const ctes = [
+    ...(release && release.length > 0 ? [`flow_release AS (SELECT jsonb_object_agg(bucket, n) AS r FROM (${flowCounts(release)}) c)`] : []),
     plain("plain1", first),
     `flowed AS (
       SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
-      FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb, greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int),
-                                 ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int) f
-      WHERE EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL)${when})`,
+      FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb,
+        CASE WHEN ${gate ?? "true"} THEN greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int) ELSE 0 END,
+        ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int, ${released}) f
+      WHERE EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL) OR ${released} IS NOT NULL)`,
   ];
   if (flow.split) {
     ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
@@ -74,7 +78,9 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
     `claimed AS (
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
-          lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', updated_at = now(), flow_bucket = picked.bucket
+          lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', flow_bucket = picked.bucket,
+          -- The instant of the claim, after the admission's locks: the start a rate limit counts.
+          updated_at = clock_timestamp()
       FROM picked WHERE q.id = picked.id
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
                 q.correlation_id, q.idempotency_key, q.run_at, q.created_at)`,
@@ -82,12 +88,20 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   return { ctes };
 };
 
-/** What a settle statement adds for flow control: every run leaving running is counted out of its concurrency bucket. */
-export const flowOutCte = (t: Tables, sources: readonly string[]): string =>
+/** Per concurrency bucket, the runs these settle CTEs ended. */
+const flowCounts = (sources: readonly string[]) =>
+  `SELECT flow_bucket AS bucket, count(*)::int AS n FROM (${sources.map((s) => `SELECT flow_bucket FROM ${s}`).join(" UNION ALL ")}) x
+   WHERE flow_bucket IS NOT NULL GROUP BY flow_bucket`;
+
+/**
+ * A settle statement without a claim: every run leaving running is counted out of its concurrency
+ * bucket, the buckets locked in name order (as the admission locks them), so statements cannot deadlock on them.
+ */
+export const flowOutCtes = (t: Tables, sources: readonly string[]): string[] => [
+  `flow_counts AS (${flowCounts(sources)})`,
+  `flow_locked AS (SELECT f.bucket FROM ${t.flow} f WHERE f.bucket IN (SELECT bucket FROM flow_counts) ORDER BY f.bucket FOR UPDATE)`,
   `flow_out AS (
-    UPDATE ${t.flow} f SET running = greatest(0, f.running - d.n), updated_at = now()
-    FROM (SELECT flow_bucket, count(*)::int AS n
-          FROM (${sources.map((s) => `SELECT flow_bucket FROM ${s}`).join(" UNION ALL ")}) x
-          WHERE flow_bucket IS NOT NULL GROUP BY flow_bucket) d
-    WHERE f.bucket = d.flow_bucket
-    RETURNING 1)`;
+    UPDATE ${t.flow} f SET running = greatest(0, f.running - c.n), updated_at = now()
+    FROM flow_counts c WHERE f.bucket = c.bucket AND f.bucket IN (SELECT bucket FROM flow_locked)
+    RETURNING 1)`,
+];

@@ -84,14 +84,22 @@ const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claim
  * statement's counts (SQL expressions over the settle CTEs) to the tick's.
  * `dueAfter` says whether due work remains (for a handoff).
  */
-export const slotRowCte = (t: Tables, p: Params, step: SlotStep, counts: Record<keyof TickCounts, string>, dueAfter: string): string => {
+export const slotRowCte = (
+  t: Tables,
+  p: Params,
+  step: SlotStep,
+  counts: Record<keyof TickCounts, string>,
+  dueAfter: string,
+  /** Due jobs held back by limits this statement: the tick keeps the slot to claim them when they may go. */
+  held = "0",
+): string => {
   const fields = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
   if (step.mode === "take") {
     const set = fields.map((f) => `${COUNT_COLUMNS[f]} = ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
     return `tick_row AS (
       UPDATE ${t.ticks} t SET owner = ${p.add(step.owner)}::uuid, reserved = false, expires_at = now() + ${ms(p, step.leaseMs)},
         started_at = now(), finished_at = NULL, budget_ms = ${p.add(Math.round(step.budgetMs))}::int, ${set}
-      FROM tick_free f WHERE t.slot = f.slot AND (${counts.claimed}) + (${counts.reclaimed}) > 0
+      FROM tick_free f WHERE t.slot = f.slot AND (${counts.claimed}) + (${counts.reclaimed}) + (${held}) > 0
       ${RETURNING})`;
   }
   const add = fields.map((f) => `${COUNT_COLUMNS[f]} = t.${COUNT_COLUMNS[f]} + ${counts[f]}`).join(", ");

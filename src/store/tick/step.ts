@@ -1,5 +1,5 @@
 import type { Db, QueryOptions } from "../../db.js";
-import { claimFragment, type ClaimedRow, type ClaimInput, flowOutCte } from "./claim.js";
+import { claimFragment, type ClaimedRow, type ClaimInput, flowOutCtes } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
@@ -112,14 +112,17 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (nonEmpty(input.deadLetter)) fragments.push(deadLetterFragment(t, p, input.deadLetter));
   if (nonEmpty(input.requeue)) fragments.push(requeueFragment(t, p, input.requeue));
   if (input.reclaim) fragments.push(reclaimFragment(t, p, input.reclaim));
-  if (claiming) fragments.push(claimFragment(t, p, input.claim!, gate.gate));
 
   const ctes = [...gate.ctes, ...fragments.flatMap((f) => f.ctes)];
   const deadSources = fragments.flatMap((f) => f.deadSources ?? []);
   const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
   if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
-  if (outcomes.length > 0 && (input.flowOut || input.reclaim)) ctes.push(flowOutCte(t, outcomes.map((o) => o.cte)));
+  const countingOut = outcomes.length > 0 && (input.flowOut || input.reclaim !== undefined);
+  const sources = outcomes.map((o) => o.cte);
+  // With a claim, the admission counts the settled runs out itself (one write of each bucket per statement).
+  if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate, countingOut ? sources : undefined).ctes);
+  else if (countingOut) ctes.push(...flowOutCtes(t, sources));
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`);
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
   if (fanning) {
@@ -132,7 +135,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const counts = countsSql(present, settling, p);
   if (input.slot) {
     const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
-    ctes.push(slotRowCte(t, p, input.slot, counts, due));
+    ctes.push(slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0"));
   }
   if (ctes.length === 0 && !input.probe?.length) return undefined;
 

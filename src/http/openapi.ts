@@ -177,7 +177,18 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
             debounced: { type: "boolean", description: "with debounce: a queued job took this payload and due time" },
           },
         },
-        Job: { type: "object", description: "one job, with its payload", properties: { ...jobProperties, payload: {} } },
+        Job: {
+          type: "object",
+          description: "one job, with its payload",
+          properties: {
+            ...jobProperties,
+            payload: {},
+            waitingOn: {
+              type: ["object", "null"],
+              description: "a queued, due job held back by one of its limits: kind (concurrency or rate), key, limit, and the runs or starts that fill it",
+            },
+          },
+        },
         JobSummary: {
           type: "object",
           description: "a row of the jobs list: its payload as a preview (GET /api/jobs/{id} has the payload)",

@@ -118,6 +118,7 @@ describe("one route table", () => {
     await recording.get(id);
     await recording.list();
     await recording.cancel(id);
+    await recording.run(id);
     await recording.deadLetters.list();
     await recording.deadLetters.get(id);
     await recording.deadLetters.replay(id);

@@ -300,6 +300,31 @@ describe("jobs", () => {
     expect((await call("GET", `/api/jobs/${running}`)).body.status).toBe("running");
     expectError(await call("DELETE", "/api/jobs/xyz"), 404, "not_found");
   });
+
+  it("runs a delayed job now (and kicks a tick), leaves a due one in its place, refuses a running one with 409", async () => {
+    await reset();
+    const later = (await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 3_600_000 } })).body.id;
+    const due = (await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "c@d.co" } } })).body.id;
+    const dueAt = (await call("GET", `/api/jobs/${due}`)).body.runAt;
+    kicks.length = 0;
+    const moved = await call("POST", `/api/jobs/${later}/run`);
+    expect(moved).toMatchObject({ status: 200, body: { id: later, moved: true } });
+    expect(Date.parse(moved.body.runAt)).toBeLessThanOrEqual(Date.now() + 1_000);
+    expect(kicks).toEqual([{ ids: [later], dueNow: true }]);
+    const [row] = await h.rows<{ due: boolean }>(`SELECT run_at <= now() AS due FROM jobs_queue WHERE id = $1`, [later]);
+    expect(row!.due).toBe(true);
+    const same = await call("POST", `/api/jobs/${due}/run`);
+    expect(same).toMatchObject({ status: 200, body: { id: due, moved: false, runAt: dueAt } });
+    expect(kicks).toHaveLength(1);
+    const running = crypto.randomUUID();
+    await h.rows(
+      `INSERT INTO jobs_queue (id, job_name, payload, status, attempt, lease_owner, lease_expires_at) VALUES ($1, 'send-email', '{}', 'running', 1, gen_random_uuid(), now() + interval '1 minute')`,
+      [running],
+    );
+    expectError(await call("POST", `/api/jobs/${running}/run`), 409, "conflict");
+    expectError(await call("POST", `/api/jobs/${crypto.randomUUID()}/run`), 404, "not_found");
+    expectError(await call("POST", "/api/jobs/nope/run"), 404, "not_found");
+  });
 });
 
 describe("dead letters", () => {

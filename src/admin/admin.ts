@@ -8,6 +8,7 @@ import { listDeadLetters, type ListDeadLettersQuery } from "../store/admin/dead-
 import { readHealth } from "../store/admin/health.js";
 import { cancelJob } from "../store/admin/job-cancel.js";
 import { getJob } from "../store/admin/job-get.js";
+import { runJobNow } from "../store/admin/job-run-now.js";
 import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
 import { replayDeadLetter } from "../store/admin/replay.js";
 import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
@@ -33,6 +34,11 @@ export interface QueueAdmin {
   get(id: string): Promise<JobView | null>;
   /** Deletes a queued job. `not_found`, or `conflict` while it runs (its tick owns it). */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
+  /**
+   * Makes a queued job due now (delayed, backing off or debounced); one already due keeps its
+   * place. `not_found`, or `conflict` while it runs.
+   */
+  run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
   /** Queue depth, oldest wait, dead letters per job, the last hour per minute, the ticks. */
   stats(): Promise<Stats>;
   /** Whether the database answers and when a tick last ran. */
@@ -71,6 +77,12 @@ export const queueAdmin = (env: {
       if (outcome === "not_found") throw notFound("queued job", id);
       if (outcome === "running") throw new JobsError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
       return { id, cancelled: true };
+    },
+    async run(id) {
+      const outcome = await runJobNow(db, t, id);
+      if (outcome.kind === "not_found") throw notFound("queued job", id);
+      if (outcome.kind === "running") throw new JobsError("conflict", `job ${id} is running already`, { id });
+      return { id, runAt: outcome.runAt, moved: outcome.kind === "moved" };
     },
     async stats() {
       const stats = await getStats(db, t);

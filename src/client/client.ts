@@ -54,6 +54,8 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   list(params?: ListJobsParams<J>): Promise<Page<JobSummary>>;
   /** Cancels a queued job; `JobsApiError` with code `conflict` when it is running, `not_found` when it is gone. */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
+  /** Makes a queued job due now; `moved: false` when it was due already. `conflict` while it runs. */
+  run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
   readonly deadLetters: {
     /** A page of dead letters; each row has a preview of its payload, `get` the payload. */
     list(params?: { job?: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<Page<DeadLetterSummary>>;
@@ -129,6 +131,7 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     get: (jobId) => orNull(call<JobView>("get", id(jobId))),
     list: (params = {}) => call("list", { query: { ...params } }),
     cancel: (jobId) => call("cancel", id(jobId)),
+    run: (jobId) => call("run", id(jobId)),
     deadLetters: {
       list: (params = {}) => call("deadLetters.list", { query: { ...params } }),
       get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),

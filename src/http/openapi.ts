@@ -40,6 +40,12 @@ const OPERATIONS: Record<RouteName, Operation> = {
   },
   get: { responses: { "200": json(ref("Job")), ...errors("not_found") } },
   cancel: { responses: { "200": flag("cancelled"), ...errors("not_found", "conflict") } },
+  run: {
+    responses: {
+      "200": json({ type: "object", properties: { id: { type: "string" }, runAt: TIME, moved: { type: "boolean", description: "false: it was due already" } } }),
+      ...errors("not_found", "conflict"),
+    },
+  },
   "deadLetters.list": {
     parameters: [...listParams, query("reason", { type: "string" }, "only this reason")],
     responses: { "200": json(page("DeadLetterSummary"), "rows carry a payload preview; GET /api/dead-letters/{id} has the payload"), ...errors("invalid_options") },

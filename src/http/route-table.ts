@@ -12,6 +12,7 @@ export const ROUTES = {
   list: { method: "GET", path: "/api/jobs", auth: "token", query: ["job", "status", "limit", "cursor"], summary: "Queued and running jobs, newest first" },
   get: { method: "GET", path: "/api/jobs/:id", auth: "token", summary: "A job: queued, running, or dead" },
   cancel: { method: "DELETE", path: "/api/jobs/:id", auth: "token", summary: "Cancel a queued job" },
+  run: { method: "POST", path: "/api/jobs/:id/run", auth: "token", summary: "Make a queued job due now (delayed, backing off or debounced); one already due keeps its place" },
   "deadLetters.list": {
     method: "GET", path: "/api/dead-letters", auth: "token", query: ["job", "reason", "limit", "cursor"], summary: "Dead letters, most recent first",
   },

@@ -53,7 +53,7 @@ const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
 const dueNow = (item: EnqueueItem): boolean =>
   item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
 
-export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel"> = {
+export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"> = {
   async enqueue(c, config) {
     const body = await readJson(c, config.maxBodyBytes);
     const header = c.req.header("idempotency-key");
@@ -100,5 +100,11 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel"> = {
 
   async cancel(c) {
     return c.json(await (await jobsOf(c)).cancel(c.req.param("id")!));
+  },
+
+  async run(c, config) {
+    const done = await (await jobsOf(c)).run(c.req.param("id")!);
+    if (done.moved) await notifyEnqueued(config, c, [done.id], true);
+    return c.json(done);
   },
 };

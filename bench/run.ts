@@ -1,6 +1,7 @@
 // npm run bench [-- --quick]: drains, statements, idle tick, enqueue and
 // latency for pgtick, side by side with pg-boss, graphile-worker and a
 // bare-SQL baseline, all in one process on one PostgreSQL server.
+// npm run bench -- scale [--quick]: reads as the tables grow (bench/scale/run.ts).
 import { writeFileSync } from "node:fs";
 import { installDriverCounter } from "./counting.js";
 import { machine } from "./machine.js";
@@ -11,6 +12,7 @@ import { measureLatency } from "./measure/latency.js";
 import { parseOptions, type SystemKey } from "./options.js";
 import { loadPeers, type Peers } from "./peers.js";
 import { bulkRates, drainRows, goals, ratios, render, type Results } from "./report.js";
+import { mainScale } from "./scale/run.js";
 import { startServer } from "./server.js";
 import { bareSql } from "./systems/bare-sql.js";
 import { graphileWorker } from "./systems/graphile-worker.js";
@@ -107,7 +109,9 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
   }
 };
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === "scale") {
+  mainScale(process.argv.slice(3));
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const started = Date.now();
   runBench(process.argv.slice(2))
     .then((results) => {

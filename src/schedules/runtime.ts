@@ -1,6 +1,7 @@
 import type { JobsSettings } from "../settings/library.js";
 import type { Db } from "../db.js";
 import { isJobsError, JobsError } from "../errors.js";
+import { newJobId } from "../ids.js";
 import type { AnyJob } from "../job.js";
 import type { Logger } from "../log.js";
 import { materializeOccurrences, type Advance } from "../store/schedules/materialize.js";
@@ -182,7 +183,7 @@ export const createScheduling = (env: {
         expected: iso(Number(row.next_ms)),
         definition_hash: row.definition_hash,
         next_run_at: iso(plan.next),
-        jobs: plan.occurrences.map((o) => ({ id: crypto.randomUUID(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
+        jobs: plan.occurrences.map((o) => ({ id: newJobId(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
       });
     }
     const result = await materializeOccurrences(client, tables, advances);
@@ -257,7 +258,7 @@ export const createScheduling = (env: {
       const p = find(name);
       const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
       const result = await enqueueRunNow(db, tables, {
-        id: crypto.randomUUID(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
+        id: newJobId(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
         priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys,
       });
       logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });

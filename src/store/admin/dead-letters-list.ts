@@ -13,8 +13,10 @@ export interface ListDeadLettersQuery {
 }
 
 /**
- * Dead letters, most recent first, keyset-paginated on (dead_at, id) along their
- * indexes, each with a preview of its payload (`getDeadLetter` has the payload).
+ * Dead letters, most recent first, keyset-paginated on (dead_at, id), each with a preview of
+ * its payload (`getDeadLetter` has the payload). Every filter has an index in this order (all,
+ * by job, by reason, by job and reason: migrations 001 and 008), so a page reads its own rows
+ * and stops, however many dead letters there are and however rare the filter's.
  */
 export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
   const limit = pageLimit(query.limit);

@@ -13,33 +13,46 @@ export interface ListJobsQuery {
 }
 
 /**
- * Jobs in the queue, newest first, keyset-paginated on (created_at, id), each with
- * a preview of its payload (`getJob` has the payload). Throws `invalid_options` for
- * a bad filter or cursor.
+ * Jobs in the queue, newest first (job ids are time-ordered UUIDv7), keyset-paginated on id, each
+ * with a preview of its payload (`getJob` has the payload). Throws `invalid_options` for a bad
+ * filter or cursor. Every page is read along an index in its order and stops after the page:
+ * all jobs, or queued ones, along the primary key (skipping only the few running rows); one job's
+ * queued jobs along its partial index, merged with its running ones; running jobs along the lease
+ * index (there are at most the ticks' concurrency of them), sorted.
  */
 export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Promise<Page<JobSummary>> => {
   const limit = pageLimit(query.limit);
   const p = new Params();
-  const where: string[] = [];
   const job = textFilter(query.job, "job");
-  if (job !== undefined) where.push(`q.job_name = ${p.add(job)}`);
-  if (query.status !== undefined) {
-    if (query.status !== "queued" && query.status !== "running") {
-      throw new JobsError("invalid_options", "status must be queued or running", { field: "status" });
-    }
-    where.push(`q.status = ${p.add(query.status)}`);
+  const status = query.status;
+  if (status !== undefined && status !== "queued" && status !== "running") {
+    throw new JobsError("invalid_options", "status must be queued or running", { field: "status" });
   }
-  if (query.cursor !== undefined) {
-    const c = decodeCursor(query.cursor);
-    where.push(`(q.created_at, q.id) < (${p.add(c.at)}::timestamptz, ${p.add(c.id)}::uuid)`);
-  }
+  const cond: string[] = [];
+  if (job !== undefined) cond.push(`q.job_name = ${p.add(job)}`);
+  // The cursor's time is not needed: ids alone order the list (and a cursor from before ids were
+  // time-ordered still continues below its id, with no repeat or gap).
+  if (query.cursor !== undefined) cond.push(`q.id < ${p.add(decodeCursor(query.cursor).id)}::uuid`);
+  const take = p.add(limit + 1);
+  const where = (...extra: string[]) => {
+    const all = [...extra, ...cond];
+    return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
+  };
+  const queued = `SELECT * FROM ${t.queue} q ${where("q.status = 'queued'")} ORDER BY q.id DESC LIMIT ${take}`;
+  // OFFSET 0 keeps the order out of the subquery, so the running rows come from the lease index
+  // and are sorted, never found by walking the primary key past every queued job.
+  const running = `SELECT * FROM (SELECT * FROM ${t.queue} q ${where("q.status = 'running'")} OFFSET 0) q ORDER BY q.id DESC LIMIT ${take}`;
+  const page =
+    status === "queued" ? queued
+    : status === "running" ? running
+    : job === undefined ? `SELECT * FROM ${t.queue} q ${where()} ORDER BY q.id DESC LIMIT ${take}`
+    : `SELECT * FROM ((${queued}) UNION ALL (${running})) q ORDER BY q.id DESC LIMIT ${take}`;
   // The page's rows are chosen first, so only they have their payloads read for the preview.
   const { rows } = await db.query<{ v: JobSummary; k: string; id: string }>(
     `SELECT ${jobSummaryJson("q", "p")} AS v, ${isoSql("q.created_at")} AS k, q.id::text AS id
-     FROM (SELECT * FROM ${t.queue} q ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-           ORDER BY q.created_at DESC, q.id DESC LIMIT ${p.add(limit + 1)}) q
+     FROM (${page}) q
      ${payloadTextJoin("q", "p")}
-     ORDER BY q.created_at DESC, q.id DESC`,
+     ORDER BY q.id DESC`,
     p.values,
   );
   return toPage(rows, limit);

@@ -1,13 +1,26 @@
 import type { Db } from "../../db.js";
+import { boundedCount, COUNT_LIMIT, looseScanCte, looseScanRows } from "../shared/bounded.js";
 import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
 export interface QueueDepth {
   readonly job: string;
   readonly status: "queued" | "running";
+  /** Exact up to `countLimit`; at the limit with `countIsLowerBound`, there are more. */
   readonly count: number;
+  /** Present (true) only when there are more than `count` jobs: show "10,000+". */
+  readonly countIsLowerBound?: true;
   /** Of the queued jobs already due: how long the oldest has waited, in ms (null if none is due). */
   readonly oldestWaitingMs: number | null;
+}
+
+export interface DeadLetterCount {
+  readonly job: string;
+  /** Exact up to `countLimit`; at the limit with `countIsLowerBound`, there are more. */
+  readonly count: number;
+  /** Present (true) only when there are more than `count` dead letters of this job. */
+  readonly countIsLowerBound?: true;
+  readonly lastDeadAt: string;
 }
 
 export interface MinuteCounts {
@@ -28,7 +41,9 @@ export interface Stats {
   readonly queue: QueueDepth[];
   /** The longest any due job has waited, over all jobs. */
   readonly oldestWaitingMs: number | null;
-  readonly deadLetters: Array<{ job: string; count: number; lastDeadAt: string }>;
+  readonly deadLetters: DeadLetterCount[];
+  /** Where counts stop (10,000): counting further would read every row. */
+  readonly countLimit: number;
   /** Per job and minute, the last 60 minutes, oldest first. */
   readonly minutes: MinuteCounts[];
   readonly lastTickAt: string | null;
@@ -42,21 +57,41 @@ export interface Stats {
 
 const waited = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::bigint`;
 
-/** Everything the stats endpoint and the dashboard's overview show, in one statement. */
+/** A bounded count as its JSON fields: `count`, and `countIsLowerBound` only when the limit was passed. */
+const countFields = (n: string) =>
+  `jsonb_build_object('count', least(${n}, ${COUNT_LIMIT})) || CASE WHEN ${n} > ${COUNT_LIMIT} THEN '{"countIsLowerBound": true}'::jsonb ELSE '{}'::jsonb END`;
+
+/**
+ * Everything the stats endpoint and the dashboard's overview show, in one statement that reads
+ * no table whole: job names come from loose scans of the per-job indexes (queued jobs, dead
+ * letters), each count stops at COUNT_LIMIT, the oldest due job of each is the first entry of its
+ * index, and running jobs (few: at most the ticks' concurrency) are read along the lease index.
+ */
 export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
-    `SELECT jsonb_build_object(
+    `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},
+     ${looseScanCte("dead_heads", t.deadLetters, "job_name", "dead_at", "dead_at DESC", "true")},
+     depth AS MATERIALIZED (
+       SELECT h.key AS job_name, 'queued' AS status, h.first AS first_run,
+              ${boundedCount(t.queue, "job_name", "h.key", "c.run_at", "c.status = 'queued'")} AS n
+       FROM ${looseScanRows("queued_heads", "h")}
+       UNION ALL
+       SELECT r.job_name, 'running', NULL, count(*)::int FROM ${t.queue} r WHERE r.status = 'running' GROUP BY r.job_name),
+     dead AS MATERIALIZED (
+       SELECT h.key AS job_name, h.first AS last, ${boundedCount(t.deadLetters, "job_name", "h.key", "c.dead_at DESC, c.id DESC")} AS n
+       FROM ${looseScanRows("dead_heads", "h")})
+     SELECT jsonb_build_object(
        'now', ${isoSql("now()")},
        'queue', coalesce((
-         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'status', status, 'count', n, 'oldestWaitingMs', ${waited("oldest")})
+         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'status', status,
+                            'oldestWaitingMs', CASE WHEN first_run <= now() THEN ${waited("first_run")} END) || ${countFields("n")}
                           ORDER BY job_name, status)
-         FROM (SELECT job_name, status, count(*) AS n,
-                      min(run_at) FILTER (WHERE status = 'queued' AND run_at <= now()) AS oldest
-               FROM ${t.queue} GROUP BY job_name, status) g), '[]'::jsonb),
-       'oldestWaitingMs', (SELECT ${waited("min(run_at)")} FROM ${t.queue} WHERE status = 'queued' AND run_at <= now()),
+         FROM depth), '[]'::jsonb),
+       'oldestWaitingMs', (SELECT ${waited("min(first_run)")} FROM depth WHERE first_run <= now()),
        'deadLetters', coalesce((
-         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'count', n, 'lastDeadAt', ${isoSql("last")}) ORDER BY job_name)
-         FROM (SELECT job_name, count(*) AS n, max(dead_at) AS last FROM ${t.deadLetters} GROUP BY job_name) g), '[]'::jsonb),
+         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'lastDeadAt', ${isoSql("last")}) || ${countFields("n")} ORDER BY job_name)
+         FROM dead), '[]'::jsonb),
+       'countLimit', ${COUNT_LIMIT},
        'minutes', coalesce((
          SELECT jsonb_agg(jsonb_build_object(
                   'minute', ${isoSql("minute")}, 'job', job_name, 'succeeded', succeeded, 'failed', failed,

@@ -21,6 +21,8 @@ export interface ClaimedRow {
   readonly idempotency_key: string | null;
   readonly run_at: string;
   readonly created_at: string;
+  /** The W3C trace context stored at enqueue (see `Observer.traceparent`): the run's span links to it. */
+  readonly traceparent: string | null;
 }
 
 /** The claim's flow control: the limits of the jobs in code and where its round-robin over keys resumes. */
@@ -81,9 +83,11 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
           lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', flow_bucket = picked.bucket,
           -- The instant of the claim, after the admission's locks: the start a rate limit counts.
           updated_at = clock_timestamp()
-      FROM picked WHERE q.id = picked.id
+      -- The id list as an index condition: however many rows the planner expects the admission
+      -- to return, the queue is read by its primary key, never scanned to hash-join them.
+      FROM picked WHERE q.id = picked.id AND q.id = ANY (ARRAY(SELECT id FROM picked))
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
-                q.correlation_id, q.idempotency_key, q.run_at, q.created_at)`,
+                q.correlation_id, q.idempotency_key, q.run_at, q.created_at, q.traceparent)`,
   );
   return { ctes };
 };

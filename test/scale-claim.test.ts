@@ -1,0 +1,50 @@
+// The claim at the queue sizes a backlog passes through: the statement joins the jobs it picked
+// (along the dispatch index, and through flow_admit) back to the queue by id. Checked on the plan:
+// with 30,000 queued jobs a claim of 1 to 500 may not read the whole queue for that join.
+import { describe, expect, it } from "vitest";
+import { buildStep } from "../src/store/tick/step.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("scale_claim");
+const t = h.make([]).tables;
+
+interface PlanNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  "Rows Removed by Filter"?: number;
+  Plans?: PlanNode[];
+}
+
+const scansOfQueue = (node: PlanNode, out: Array<{ type: string; read: number }> = []) => {
+  if (node["Relation Name"] === t.queue && node["Node Type"] !== "ModifyTable") {
+    out.push({ type: node["Node Type"], read: (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"] });
+  }
+  for (const child of node.Plans ?? []) scansOfQueue(child, out);
+  return out;
+};
+
+describe("the claim at 30,000 queued jobs", () => {
+  it("reads the rows it claims along indexes, not the whole queue", async () => {
+    await h.db.query(
+      `INSERT INTO ${t.queue} (id, job_name, payload, run_at) SELECT gen_random_uuid(), 'noop', jsonb_build_object('i', g), now() - interval '1 minute'
+       FROM generate_series(1, 30000) g`,
+    );
+    await h.db.query(`ANALYZE ${t.queue}`);
+    const client = await h.main.connect();
+    try {
+      for (const limit of [1, 10, 100, 500]) {
+        const step = buildStep(t, { claim: { limit, owner: crypto.randomUUID(), leaseMs: 60_000 } })!;
+        await client.query("BEGIN");
+        const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${step.text}`, step.values);
+        await client.query("ROLLBACK");
+        const scans = scansOfQueue(rows[0]!["QUERY PLAN"][0]!.Plan);
+        expect(scans.filter((s) => s.type === "Seq Scan"), `claim of ${limit}`).toEqual([]);
+        expect(Math.max(...scans.map((s) => s.read)), `claim of ${limit}`).toBeLessThanOrEqual(limit * 2);
+      }
+    } finally {
+      client.release();
+    }
+  });
+});

@@ -5,6 +5,8 @@ CREATE TABLE {{prefix}}runs (
   job_id           uuid NOT NULL,
   job_name         text NOT NULL,
   attempt          integer NOT NULL,
+  max_attempts     integer,
+  priority         integer,
   outcome          text NOT NULL CHECK (outcome IN ('succeeded', 'retried', 'dead_lettered', 'requeued', 'reclaimed')),
   started_at       timestamptz,
   finished_at      timestamptz NOT NULL DEFAULT now(),
@@ -18,19 +20,26 @@ CREATE TABLE {{prefix}}runs (
   idempotency_key  text,
   -- When the job was first enqueued (a replay keeps it).
   created_at       timestamptz,
+  -- The payload, on the run that ended the job (succeeded or dead-lettered), so it can be run again.
+  payload          jsonb,
   -- The run's last ctx.log lines.
   logs             jsonb
 );
--- Newest first is id order (rows come in finishing order); a time range becomes an id range
--- through the finished_at index.
-CREATE INDEX {{prefix}}runs_finished_idx ON {{prefix}}runs (finished_at);
-CREATE INDEX {{prefix}}runs_job_idx ON {{prefix}}runs (job_id, attempt);
-CREATE INDEX {{prefix}}runs_name_idx ON {{prefix}}runs (job_name, outcome, id);
-CREATE INDEX {{prefix}}runs_outcome_idx ON {{prefix}}runs (outcome, id);
+-- Newest first is id order (rows come in finishing order; a time range is found by a binary
+-- search over ids). Every index here is paid by every run, so succeeded runs, most of them,
+-- get entries in three only; the indexes for failures hold failures alone.
+CREATE INDEX {{prefix}}runs_job_idx ON {{prefix}}runs (job_id);
+CREATE INDEX {{prefix}}runs_name_idx ON {{prefix}}runs (job_name, id);
+CREATE INDEX {{prefix}}runs_failed_idx ON {{prefix}}runs (outcome, id) WHERE outcome <> 'succeeded';
+CREATE INDEX {{prefix}}runs_name_failed_idx ON {{prefix}}runs (job_name, outcome, id) WHERE outcome <> 'succeeded';
 CREATE INDEX {{prefix}}runs_correlation_idx ON {{prefix}}runs (correlation_id, id) WHERE correlation_id IS NOT NULL;
 CREATE INDEX {{prefix}}runs_idempotency_idx ON {{prefix}}runs (idempotency_key, id) WHERE idempotency_key IS NOT NULL;
 -- Insert-only and deleted from the old end: vacuum after deletes, not by the table's size.
 ALTER TABLE {{prefix}}runs SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.05);
+
+-- The oldest due job and a bounded count of due jobs, read once a minute by a tick: only queued
+-- rows have entries, so the claim (queued -> running) adds none.
+CREATE INDEX {{prefix}}queue_due_idx ON {{prefix}}queue (run_at) WHERE status = 'queued';
 
 -- The trace context (W3C traceparent) of the request that enqueued a job, so its runs link back to it.
 ALTER TABLE {{prefix}}queue ADD COLUMN traceparent text;

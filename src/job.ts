@@ -32,11 +32,20 @@ export interface BackoffOptions {
   readonly factor?: number;
 }
 
-export interface JobDefinition<Name extends string = string, Schema extends $ZodType = $ZodType> {
+/** What a handler returns: checked against the job's `output` schema when it has one. */
+export type HandlerResult<Out extends $ZodType | undefined> = Out extends $ZodType ? input<Out> : unknown;
+
+export interface JobDefinition<Name extends string = string, Schema extends $ZodType = $ZodType, Out extends $ZodType | undefined = undefined> {
   readonly name: Name;
   readonly schema: Schema;
   // Method syntax on purpose: a job with a specific payload still fits `AnyJob`.
-  handler(payload: output<Schema>, ctx: JobContext): Promise<unknown> | unknown;
+  handler(payload: output<Schema>, ctx: JobContext): Promise<HandlerResult<Out>> | HandlerResult<Out>;
+  /**
+   * The schema of what the handler returns. The return value is checked when the handler
+   * returns (a mismatch fails the attempt) and recorded, parsed, as the run's output; the
+   * typed client's `waitForResult` returns it typed.
+   */
+  readonly output?: Out;
   /** Attempts before the job is dead-lettered. Default: the `defaultMaxAttempts` setting (5). */
   readonly maxAttempts?: number;
   readonly backoff?: BackoffOptions;
@@ -67,7 +76,7 @@ export interface RateLimit<P = unknown> {
 
 // A registry holds definitions of many payload types; handlers are only called with
 // payloads their own schema parsed, so the registry can forget the precise type.
-export type AnyJob = JobDefinition<string, $ZodType>;
+export type AnyJob = JobDefinition<string, $ZodType, $ZodType | undefined>;
 
 // Names are data, not identifiers: any text without control characters, trimmed, 1-128 characters.
 const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
@@ -76,9 +85,9 @@ const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
  * Declares a named, schema-typed job. The handler receives the payload as the
  * schema parsed it and a context with the job's id, attempt and an abort signal.
  */
-export const defineJob = <const Name extends string, Schema extends $ZodType>(
-  definition: JobDefinition<Name, Schema>,
-): JobDefinition<Name, Schema> => {
+export const defineJob = <const Name extends string, Schema extends $ZodType, Out extends $ZodType | undefined = undefined>(
+  definition: JobDefinition<Name, Schema, Out>,
+): JobDefinition<Name, Schema, Out> => {
   if (!NAME.test(definition.name)) {
     throw new TypeError(
       `job name ${JSON.stringify(definition.name)} must be 1-128 characters with no control characters and no leading or trailing space`,
@@ -107,6 +116,9 @@ export const defineJob = <const Name extends string, Schema extends $ZodType>(
 
 export type JobName<J extends AnyJob> = J["name"];
 export type JobInput<J extends AnyJob, N extends string> = input<Extract<J, { name: N }>["schema"]>;
+/** What a finished run of job `N` recorded: its `output` schema's type, or `unknown` without one. */
+export type JobOutput<J extends AnyJob, N extends string> =
+  NonNullable<Extract<J, { name: N }>["output"]> extends infer O ? ([O] extends [never] ? unknown : O extends $ZodType ? output<O> : unknown) : unknown;
 
 export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob> => {
   const map = new Map<string, AnyJob>();

@@ -1,5 +1,6 @@
 import type { Db } from "./db.js";
-import { migrations as bundled } from "./migrations.generated.js";
+import { JobsError } from "./errors.js";
+import { migrations as shipped } from "#migrations";
 import { tablesFor } from "./store/shared/tables.js";
 
 export interface Migration {
@@ -19,7 +20,16 @@ const TAG = "$jobs_migration$";
  * not yet recorded. One statement is atomic and needs no session, so it runs
  * the same over pg, Neon's Pool and Neon's HTTP driver.
  */
-export const migrationStatement = (prefix: string, list: readonly Migration[] = bundled, runId = "00000000-0000-0000-0000-000000000000"): string => {
+/** The migrations this build carries; a Worker's carries none (they run from Node before a deploy). */
+const bundled = (): readonly Migration[] => {
+  if (shipped) return shipped;
+  throw new JobsError(
+    "invalid_config",
+    "migrations do not run inside a Cloudflare Worker: run `npm run migrate:deploy` (or `pgtick migrate`) from Node before deploying",
+  );
+};
+
+export const migrationStatement = (prefix: string, list: readonly Migration[] = bundled(), runId = "00000000-0000-0000-0000-000000000000"): string => {
   if (!/^[0-9a-f-]{36}$/.test(runId)) throw new Error("runId must be a uuid");
   const t = tablesFor(prefix);
   const lockKey = `hashtext('${prefix}migrate')`;
@@ -50,7 +60,7 @@ ${TAG}`;
 };
 
 /** Applies every pending migration under `prefix`; returns the versions applied by this call. */
-export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled): Promise<number[]> => {
+export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled()): Promise<number[]> => {
   const t = tablesFor(prefix);
   const runId = crypto.randomUUID();
   await db.query(migrationStatement(prefix, list, runId));

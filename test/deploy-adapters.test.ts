@@ -1,6 +1,7 @@
 // One suite, two platforms: the Vercel functions (served over real HTTP in Node, as
 // Vercel's front end would) and the Cloudflare worker (the wrangler bundle in
 // Miniflare) pass the same checks against the real PostgreSQL.
+import { readFileSync } from "node:fs";
 import { neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import ws from "ws";
@@ -305,17 +306,21 @@ const fleetSuite = (name: string, platform: Platform) => {
       const [done] = await h.rows<{ ok: number; runs: number }>(
         "SELECT coalesce(sum(succeeded), 0)::int AS ok, coalesce(sum(succeeded + failed), 0)::int AS runs FROM jobs_metrics WHERE job_name = 'example.sleep'");
       expect(done).toEqual({ ok: 300, runs: 300 });
-      // Idle again: no tick holds or has reserved a slot.
-      expect(await h.rows("SELECT slot FROM jobs_ticks WHERE expires_at > now()")).toEqual([]);
+      // Idle again soon: no tick holds or has reserved a slot (a last continuation may still be finding nothing to do).
+      await expect.poll(() => h.rows("SELECT slot FROM jobs_ticks WHERE expires_at > now()"), { timeout: 10_000, interval: 100 }).toEqual([]);
     }, 90_000);
   });
 };
 
 describe("the worker bundle", () => {
-  it("is what wrangler uploads, and stays under the 150 KiB gzip goal (the README gives the measured size)", async () => {
+  it("is what wrangler uploads, and stays under the 150,000-byte gzip goal (the README gives the measured size)", async () => {
     const build = await workerBuild();
     console.log(`worker bundle: ${build.bytes} bytes, gzip ${build.gzipBytes} bytes`);
-    expect(build.gzipBytes).toBeLessThan(150 * 1024);
+    expect(build.gzipBytes).toBeLessThan(150_000);
+    // Migrations run from Node before a deploy: their SQL is not shipped in the Worker.
+    const code = readFileSync(build.scriptPath, "utf8");
+    expect(code).not.toContain("CREATE TABLE {{prefix}}queue");
+    expect(code).toContain("migrations do not run inside a Cloudflare Worker");
   });
 });
 

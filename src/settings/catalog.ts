@@ -1,4 +1,4 @@
-import { commaList, durationSetting, type Env, onOff, oneOf, port, positiveInt } from "./parse.js";
+import { commaList, durationSetting, type Env, onOff, oneOf, port, positiveInt, retentionSetting } from "./parse.js";
 
 /**
  * Every environment variable the project reads, once: its group, its type (the
@@ -34,6 +34,10 @@ export const VARS = {
   JOBS_TABLE_PREFIX: v("library", "`jobs_`", "prefix of every table, so several queues can share a database", text),
   JOBS_MAX_PAYLOAD_BYTES: v("library", "1048576", "largest payload accepted", count),
   JOBS_MAX_ATTEMPTS: v("library", "5", "for jobs that do not say", count),
+  JOBS_HISTORY_RETENTION: v("library", "7d", "how long run history (every attempt, with output, error, stack and logs) is kept; `off` records none", (n, raw) => retentionSetting(n, raw, "off")),
+  JOBS_METRICS_RETENTION: v("library", "30d", "how long the per-minute counts, duration histograms and queue depths are kept", (n, raw) => retentionSetting(n, raw)),
+  JOBS_DEAD_LETTER_RETENTION: v("library", "keep", "how long dead letters are kept; `keep` keeps them until replayed or discarded", (n, raw) => retentionSetting(n, raw, "keep")),
+  JOBS_MAX_OUTPUT_BYTES: v("library", "65536", "largest handler return value recorded in the history; a larger one is marked truncated, never a failure", count),
 
   DATABASE_URL: v("database", "unset", "the PostgreSQL connection string; unset in tests and `npm run dev` means an embedded PostgreSQL", text),
 

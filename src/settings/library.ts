@@ -1,6 +1,6 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
-import { durationSetting, type Env, positiveInt } from "./parse.js";
+import { durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
 
 export { durationSetting, type Env } from "./parse.js";
 
@@ -29,6 +29,14 @@ export interface JobsSettings {
   readonly graceMs: number;
   /** While a tick has free slots but found the queue empty, it claims again this often (work enqueued elsewhere). */
   readonly claimIntervalMs: number;
+  /** How long run history is kept; `false`: none is recorded (old rows are still cleaned up). */
+  readonly historyRetentionMs: number | false;
+  /** How long per-minute metrics and queue depths are kept. */
+  readonly metricsRetentionMs: number;
+  /** How long dead letters are kept; `false`: until replayed or discarded. */
+  readonly deadLetterRetentionMs: number | false;
+  /** Largest handler return value (bytes of JSON) recorded in the history. */
+  readonly maxOutputBytes: number;
 }
 
 export type JobsSettingsInput = Partial<JobsSettings>;
@@ -45,6 +53,10 @@ export const DEFAULT_SETTINGS: JobsSettings = {
   maxTicks: 4,
   graceMs: 5_000,
   claimIntervalMs: 1_000,
+  historyRetentionMs: 7 * 86_400_000,
+  metricsRetentionMs: 30 * 86_400_000,
+  deadLetterRetentionMs: false,
+  maxOutputBytes: 65_536,
 };
 
 /** The most tick slots the schema has (migration 004). */
@@ -79,6 +91,10 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
     maxTicks: positiveInt(n("maxTicks"), merged.maxTicks),
     graceMs: duration(n("graceMs"), merged.graceMs),
     claimIntervalMs: durationSetting(n("claimIntervalMs"), merged.claimIntervalMs, 10),
+    historyRetentionMs: retentionSetting(n("historyRetentionMs"), merged.historyRetentionMs, "off"),
+    metricsRetentionMs: retentionSetting(n("metricsRetentionMs"), merged.metricsRetentionMs) as number,
+    deadLetterRetentionMs: retentionSetting(n("deadLetterRetentionMs"), merged.deadLetterRetentionMs, "keep"),
+    maxOutputBytes: positiveInt(n("maxOutputBytes"), merged.maxOutputBytes),
   };
   if (settings.maxTicks > MAX_TICK_SLOTS) bad(n("maxTicks"), `at most ${MAX_TICK_SLOTS}`, merged.maxTicks);
   if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
@@ -99,6 +115,10 @@ export const ENV_NAMES = {
   maxTicks: "JOBS_MAX_TICKS",
   graceMs: "JOBS_TICK_GRACE",
   claimIntervalMs: "JOBS_CLAIM_INTERVAL",
+  historyRetentionMs: "JOBS_HISTORY_RETENTION",
+  metricsRetentionMs: "JOBS_METRICS_RETENTION",
+  deadLetterRetentionMs: "JOBS_DEAD_LETTER_RETENTION",
+  maxOutputBytes: "JOBS_MAX_OUTPUT_BYTES",
 } as const satisfies Record<keyof JobsSettings, VarName>;
 
 

@@ -27,6 +27,22 @@ export const durationSetting = (name: string, value: unknown, minMs = 0): number
   return ms;
 };
 
+// Ten years: far past any retention anyone means, small enough for interval arithmetic.
+const MAX_RETENTION_MS = 10 * 365 * 86_400_000;
+
+/**
+ * How long rows are kept (`7d`, `12h`), at least a minute; `off` when `offWord` is given
+ * (history: keep none; dead letters: keep all) is `false`.
+ */
+export const retentionSetting = (name: string, value: unknown, offWord?: string): number | false => {
+  if (offWord !== undefined && (value === false || (typeof value === "string" && value.trim().toLowerCase() === offWord))) return false;
+  const ms = typeof value === "string" || typeof value === "number" ? parseDuration(value) : undefined;
+  if (ms === undefined || ms < 60_000 || ms > MAX_RETENTION_MS) {
+    return bad(name, `a duration of at least 1m such as 7d or 12h${offWord ? `, or ${offWord}` : ""}`, value);
+  }
+  return ms;
+};
+
 export const port = (name: string, value: string): number => {
   const n = Number(value);
   return /^\d+$/.test(value) && n <= 65_535 ? n : bad(name, "a port number (0-65535)", value);

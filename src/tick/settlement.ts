@@ -1,11 +1,12 @@
 import { backoffMs } from "./backoff.js";
-import { errorText } from "../error-text.js";
+import { errorStack, errorText } from "../error-text.js";
 import { isPermanent } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import type { Completion } from "../store/tick/complete.js";
 import type { DeadLetter, DeadReason } from "../store/tick/dead-letter.js";
 import type { Retry } from "../store/tick/retry.js";
 import type { Outcome, Run } from "./run.js";
+import { recordOutput, type RunHistory } from "./run-record.js";
 
 /** What a finished run asks of the database: one fenced transition. */
 export type Settlement =
@@ -16,13 +17,22 @@ export type Settlement =
 /** The operation a settlement is, as logs name it. */
 export const operation = (s: Settlement): string => (s.kind === "dead" ? "dead-letter" : s.kind);
 
+/** What the history records of a run beside the queue row: its stack, output and logs. */
+export const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes: number): RunHistory => ({
+  ...(outcome?.kind === "succeeded" ? recordOutput(outcome.output, maxOutputBytes) : {}),
+  stack: outcome?.kind === "failed" ? errorStack(outcome.error) : null,
+  logs: run.logs?.toArray(),
+});
+
 /**
  * Decides what an outcome means for the job: done, another attempt after its
  * backoff, or a dead letter and why. Pure: the caller supplies the randomness.
+ * With `maxOutputBytes` (history on), the settlement carries the run's history.
  */
-export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcome, random: () => number): Settlement => {
+export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcome, random: () => number, maxOutputBytes?: number): Settlement => {
   const { row } = run;
-  const base = { id: row.id, owner: run.owner, durationMs: run.elapsed() };
+  const history = maxOutputBytes === undefined ? undefined : historyOf(run, outcome, maxOutputBytes);
+  const base = { id: row.id, owner: run.owner, durationMs: run.elapsed(), ...(history ? { history } : {}) };
   const dead = (reason: DeadReason, error: string): Settlement => ({ kind: "dead", run, item: { ...base, reason, error } });
   const failed = (error: string): Settlement =>
     row.attempt >= row.max_attempts
@@ -40,12 +50,13 @@ export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcom
   }
 };
 
-/** A settlement whose texts are replaced by a plain note: the last resort when the database refused the original. */
+/** A settlement whose texts are replaced by a plain note (and its history left out): the last resort when the database refused the original. */
 export const plainSettlement = (s: Settlement, why: string): Settlement => {
   const error = `the error of this attempt could not be stored (${why})`;
-  if (s.kind === "retry") return { ...s, item: { ...s.item, error } };
-  if (s.kind === "dead") return { ...s, item: { ...s.item, error } };
-  return s;
+  const history: RunHistory = { stack: `the history of this attempt could not be stored (${why})` };
+  if (s.kind === "retry") return { ...s, item: { ...s.item, error, history } };
+  if (s.kind === "dead") return { ...s, item: { ...s.item, error, history } };
+  return { ...s, item: { ...s.item, history } };
 };
 
 export const splitSettlements = (settlements: readonly Settlement[]) => ({

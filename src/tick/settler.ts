@@ -2,6 +2,7 @@ import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
 import type { StepInput, StepResult } from "../store/tick/step.js";
 import type { SlotStep } from "../store/tick/slot.js";
+import { addCounts } from "./counts.js";
 import { plainSettlement, type Settlement, splitSettlements } from "./settlement.js";
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */
@@ -34,13 +35,15 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   requeueExhausted: [...a.requeueExhausted, ...b.requeueExhausted],
   reclaimed: [...a.reclaimed, ...b.reclaimed],
   reclaimExhausted: [...a.reclaimExhausted, ...b.reclaimExhausted],
-  counts: Object.fromEntries(Object.entries(a.counts).map(([k, v]) => [k, v + b.counts[k as keyof typeof a.counts]])) as StepResult["counts"],
+  counts: addCounts(a.counts, b.counts),
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,
   spawn: [...a.spawn, ...b.spawn],
   flowCursor: b.flowCursor ?? a.flowCursor,
   flowHeld: a.flowHeld + b.flowHeld,
   flowRetryAt: b.flowRetryAt ?? a.flowRetryAt,
+  queueMinute: b.queueMinute ?? a.queueMinute,
+  housekeeping: b.housekeeping ?? a.housekeeping,
   probe: { ...a.probe, ...b.probe },
 });
 
@@ -66,11 +69,11 @@ export const settle = async (send: Send, input: StepInput, settlements: readonly
   for (const s of settlements) {
     let one: StepResult;
     try {
-      one = await send({ ...splitSettlements([s]), slot: hold, flowOut: input.flowOut });
+      one = await send({ ...splitSettlements([s]), slot: hold, flowOut: input.flowOut, history: input.history });
     } catch (error) {
       if (!refusedValue(error)) throw error;
       try {
-        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold, flowOut: input.flowOut });
+        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold, flowOut: input.flowOut, history: input.history });
       } catch (again) {
         if (!refusedValue(again)) throw again;
         logger.log("error", "settlement could not be written; the lease will expire and the job be reclaimed", {

@@ -2,27 +2,53 @@ import type { Db } from "../../db.js";
 import type { FlowSpec } from "../../flow/spec.js";
 import { type FlowState, waitingOn } from "../../flow/waiting.js";
 import { jobJson, type JobView } from "./views.js";
+import { runSummaryJson } from "../runs/run-views.js";
 import { isoSql, isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
+/** Past attempts a job view carries at most (the newest; the runs API has them all). */
+const MAX_ATTEMPTS_SHOWN = 100;
+
 /**
- * One job by id: from the queue (queued or running) or, if it died, from the
- * dead letters (status `dead`). Null when neither has it: it finished (finished
- * jobs leave the queue) or never existed.
+ * One job by id: from the queue (queued or running), from the dead letters (status `dead`),
+ * or, once it finished, from the run history while it keeps it (status `succeeded`, with its
+ * output; or `dead` if its dead letter was discarded). Every view carries the attempts the
+ * history holds. Null when none has it: it was cancelled, is older than the history's
+ * retention, or never existed.
  */
 export const getJob = async (db: Db, t: Tables, id: string, spec?: FlowSpec): Promise<JobView | null> => {
   if (!isUuid(id)) return null;
   const { rows } = await db.query<{ v: JobView & { flow?: FlowState | null } }>(
-    `SELECT ${jobJson("q")} || jsonb_build_object('flow', ${flowState(t, "q")}) AS v FROM ${t.queue} q WHERE q.id = $1::uuid
-     UNION ALL
-     SELECT jsonb_build_object(
-       'id', d.id, 'job', d.job_name, 'payload', d.payload, 'status', 'dead',
-       'runAt', NULL, 'priority', d.priority, 'attempt', d.attempts, 'maxAttempts', d.max_attempts,
-       'lastError', d.last_error, 'idempotencyKey', d.idempotency_key, 'correlationId', d.correlation_id,
-       'leaseExpiresAt', NULL, 'createdAt', ${isoSql("d.created_at")}, 'updatedAt', ${isoSql("d.dead_at")},
-       'reason', d.reason, 'deadAt', ${isoSql("d.dead_at")}, 'flow', NULL)
-     FROM ${t.deadLetters} d WHERE d.id = $1::uuid
-     LIMIT 1`,
+    `WITH live AS (
+       SELECT ${jobJson("q")} || jsonb_build_object('flow', ${flowState(t, "q")}, 'output', NULL, 'outputTruncated', false, 'finishedAt', NULL) AS v
+       FROM ${t.queue} q WHERE q.id = $1::uuid
+       UNION ALL
+       SELECT jsonb_build_object(
+         'id', d.id, 'job', d.job_name, 'payload', d.payload, 'status', 'dead',
+         'runAt', NULL, 'priority', d.priority, 'attempt', d.attempts, 'maxAttempts', d.max_attempts,
+         'lastError', d.last_error, 'idempotencyKey', d.idempotency_key, 'correlationId', d.correlation_id,
+         'leaseExpiresAt', NULL, 'createdAt', ${isoSql("d.created_at")}, 'updatedAt', ${isoSql("d.dead_at")},
+         'reason', d.reason, 'deadAt', ${isoSql("d.dead_at")}, 'replays', d.replays, 'flow', NULL,
+         'output', NULL, 'outputTruncated', false, 'finishedAt', ${isoSql("d.dead_at")})
+       FROM ${t.deadLetters} d WHERE d.id = $1::uuid
+       LIMIT 1),
+     runs AS (SELECT * FROM ${t.runs} r WHERE r.job_id = $1::uuid ORDER BY r.id DESC LIMIT ${MAX_ATTEMPTS_SHOWN}),
+     final AS (SELECT * FROM runs WHERE outcome IN ('succeeded', 'dead_lettered') ORDER BY id DESC LIMIT 1),
+     ended AS (
+       SELECT jsonb_build_object(
+         'id', f.job_id, 'job', f.job_name, 'payload', f.payload,
+         'status', CASE WHEN f.outcome = 'succeeded' THEN 'succeeded' ELSE 'dead' END,
+         'runAt', NULL, 'priority', f.priority, 'attempt', f.attempt, 'maxAttempts', f.max_attempts,
+         'lastError', f.error, 'idempotencyKey', f.idempotency_key, 'correlationId', f.correlation_id,
+         'leaseExpiresAt', NULL, 'createdAt', ${isoSql("f.created_at")}, 'updatedAt', ${isoSql("f.finished_at")},
+         'reason', NULL, 'deadAt', CASE WHEN f.outcome = 'dead_lettered' THEN ${isoSql("f.finished_at")} END,
+         -- Each replay followed a death: a job that ended after n deaths was replayed n times (n - 1 if it ended dead).
+         'replays', (SELECT count(*) FROM runs WHERE outcome = 'dead_lettered') - CASE WHEN f.outcome = 'dead_lettered' THEN 1 ELSE 0 END,
+         'flow', NULL, 'output', f.output, 'outputTruncated', f.output_truncated, 'finishedAt', ${isoSql("f.finished_at")}) AS v
+       FROM final f)
+     SELECT coalesce((SELECT v FROM live), (SELECT v FROM ended))
+            || jsonb_build_object('attempts', (SELECT coalesce(jsonb_agg(${runSummaryJson("r")} ORDER BY r.id), '[]'::jsonb) FROM runs r)) AS v
+     WHERE EXISTS (SELECT 1 FROM live) OR EXISTS (SELECT 1 FROM ended)`,
     [id],
   );
   const row = rows[0]?.v;

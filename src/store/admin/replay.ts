@@ -24,7 +24,9 @@ export type ReplayOptions =
  * keys, due now, attempt 0. `gone` is the deleted dead letter row.
  */
 export const replayInsert = (t: Tables, edited: Partial<Record<"payload" | "flow_key" | "concurrency_key" | "rate_keys", string>> = {}) =>
-  queueInsert(t, `${selectColumns("g", { run_at: "now()", debounce_key: "NULL::text", ...edited })} FROM gone g`, "RETURNING id");
+  queueInsert(t, `${selectColumns("g", {
+    run_at: "now()", debounce_key: "NULL::text", created_at: "g.created_at", replays: "g.replays + 1", traceparent: "g.traceparent", ...edited,
+  })} FROM gone g`, "RETURNING id");
 
 /** A live job with the same id, or the same name and idempotency key, would make the insert fail. */
 export const liveTwin = (t: Tables, d: string) =>

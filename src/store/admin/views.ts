@@ -1,18 +1,24 @@
 import type { WaitingOn } from "../../flow/waiting.js";
 import { isoSql } from "../shared/sql.js";
+import type { RunSummary } from "../runs/run-views.js";
 
 /** A job as the API and the dashboard show it one at a time (`getJob`): with its payload. */
 export interface JobView {
   readonly id: string;
   readonly job: string;
+  /** Null for a finished job whose history no longer holds it. */
   readonly payload: unknown;
-  /** `dead` only from `getJob`: the job is now a dead letter (see `reason`, `deadAt`). */
-  readonly status: "queued" | "running" | "dead";
-  readonly runAt: string;
-  readonly priority: number;
+  /**
+   * `dead` and `succeeded` only from `getJob`: the job is now a dead letter (see `reason`,
+   * `deadAt`), or finished (see `output`, `finishedAt`; from the run history while it keeps it).
+   */
+  readonly status: "queued" | "running" | "dead" | "succeeded";
+  /** Null once the job has left the queue. */
+  readonly runAt: string | null;
+  readonly priority: number | null;
   /** Attempts started so far. */
   readonly attempt: number;
-  readonly maxAttempts: number;
+  readonly maxAttempts: number | null;
   readonly lastError: string | null;
   readonly idempotencyKey: string | null;
   readonly correlationId: string | null;
@@ -21,8 +27,17 @@ export interface JobView {
   readonly updatedAt: string;
   readonly reason: string | null;
   readonly deadAt: string | null;
+  /** Times it was replayed from the dead letters (it keeps its first `createdAt`). */
+  readonly replays: number;
   /** A queued, due job held back by one of its limits: which, and its key. */
   readonly waitingOn?: WaitingOn | null;
+  /** From `getJob`: its attempts that ended, oldest first, as the run history has them. */
+  readonly attempts?: readonly RunSummary[];
+  /** A succeeded job: what the handler returned (null when it returned nothing, or too much: see `outputTruncated`). */
+  readonly output?: unknown;
+  readonly outputTruncated?: boolean;
+  /** When it succeeded or died. */
+  readonly finishedAt?: string | null;
 }
 
 /** A dead letter as the API and the dashboard show it one at a time (`getDeadLetter`): with its payload. */
@@ -39,6 +54,8 @@ export interface DeadLetterView {
   readonly correlationId: string | null;
   readonly createdAt: string;
   readonly deadAt: string;
+  /** Times it was replayed before this death. */
+  readonly replays: number;
 }
 
 /** Characters of a payload's JSON text that a list row carries. */
@@ -63,8 +80,13 @@ export interface PayloadPreview {
 }
 
 /** A row of `listJobs`: a queued or running job, its payload as a preview. */
-export interface JobSummary extends Omit<JobView, "payload" | "status">, PayloadPreview {
+export interface JobSummary
+  extends Omit<JobView, "payload" | "status" | "runAt" | "priority" | "maxAttempts" | "attempts" | "output" | "outputTruncated" | "finishedAt">,
+    PayloadPreview {
   readonly status: "queued" | "running";
+  readonly runAt: string;
+  readonly priority: number;
+  readonly maxAttempts: number;
 }
 
 /** A row of `listDeadLetters`: a dead letter, its payload as a preview. */
@@ -77,13 +99,13 @@ const jobFields = (q: string) => `
   'maxAttempts', ${q}.max_attempts, 'lastError', ${q}.last_error, 'idempotencyKey', ${q}.idempotency_key,
   'correlationId', ${q}.correlation_id, 'leaseExpiresAt', ${isoSql(`${q}.lease_expires_at`)},
   'createdAt', ${isoSql(`${q}.created_at`)}, 'updatedAt', ${isoSql(`${q}.updated_at`)},
-  'reason', NULL, 'deadAt', NULL`;
+  'reason', NULL, 'deadAt', NULL, 'replays', ${q}.replays`;
 
 const deadLetterFields = (d: string) => `
   'id', ${d}.id, 'job', ${d}.job_name, 'attempts', ${d}.attempts,
   'maxAttempts', ${d}.max_attempts, 'priority', ${d}.priority, 'reason', ${d}.reason,
   'lastError', ${d}.last_error, 'idempotencyKey', ${d}.idempotency_key, 'correlationId', ${d}.correlation_id,
-  'createdAt', ${isoSql(`${d}.created_at`)}, 'deadAt', ${isoSql(`${d}.dead_at`)}`;
+  'createdAt', ${isoSql(`${d}.created_at`)}, 'deadAt', ${isoSql(`${d}.dead_at`)}, 'replays', ${d}.replays`;
 
 /** A queue row `q` as one jsonb value, payload included. */
 export const jobJson = (q: string) => `jsonb_build_object(${jobFields(q)}, 'payload', ${q}.payload)`;

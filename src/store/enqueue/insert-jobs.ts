@@ -15,6 +15,8 @@ export interface NewJobRow extends FlowKeys {
   readonly idempotency_key: string | null;
   readonly correlation_id: string | null;
   readonly debounce_key: string | null;
+  /** The W3C trace context of the request that enqueued it, so its runs link back. */
+  readonly traceparent?: string | null;
 }
 
 export interface EnqueuedRow {
@@ -42,7 +44,7 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const p = new Params();
   const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
   const has = (k: string) => rows.some((r) => kind(r) === k);
-  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond')" })}
+  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond')", traceparent: "x.traceparent" })}
     FROM input x WHERE ${where}`;
   const ctes = [`input AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(${p.json(rows)}) AS x(${QUEUE_RECORD}, delay_ms bigint))`];
   if (has("plain")) ctes.push(`plain AS (${queueInsert(t, from("x.idempotency_key IS NULL AND x.debounce_key IS NULL"))})`);
@@ -55,7 +57,7 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
       `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
          payload = excluded.payload, run_at = excluded.run_at, priority = excluded.priority, max_attempts = excluded.max_attempts,
          correlation_id = excluded.correlation_id, flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key,
-         rate_keys = excluded.rate_keys, updated_at = now()
+         rate_keys = excluded.rate_keys, traceparent = excluded.traceparent, updated_at = now()
        RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`)})`);
   }
   const selects: string[] = [];

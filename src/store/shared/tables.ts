@@ -9,6 +9,9 @@ export interface Tables {
   readonly schedules: string;
   readonly ticks: string;
   readonly flow: string;
+  readonly runs: string;
+  readonly queueMinutes: string;
+  readonly housekeeping: string;
 }
 
 export const tablesFor = (prefix: string): Tables => ({
@@ -21,6 +24,9 @@ export const tablesFor = (prefix: string): Tables => ({
   schedules: `${prefix}schedules`,
   ticks: `${prefix}ticks`,
   flow: `${prefix}flow`,
+  runs: `${prefix}runs`,
+  queueMinutes: `${prefix}queue_minutes`,
+  housekeeping: `${prefix}housekeeping`,
 });
 
 /** Collects positional parameters while a statement is assembled. */

@@ -11,8 +11,9 @@ export interface Fragment {
   /** CTEs whose rows end a job here as dead, with the columns of `DEAD_COLUMNS`. */
   readonly deadSources?: string[];
   /**
-   * CTEs returning `job_name, duration_ms, flow_bucket` with the outcome they stand for: each is a
-   * transition out of running, counted in the metrics and out of the run's concurrency bucket.
+   * CTEs returning `job_name, duration_ms, flow_bucket` and the `historyColumns` with the outcome
+   * they stand for: each is a transition out of running, counted in the metrics, out of the run's
+   * concurrency bucket, and (history on) recorded as a run.
    */
   readonly outcomes?: Array<{ cte: string; outcome: Outcome }>;
 }
@@ -29,7 +30,7 @@ export const FENCE = (alias: string, s: string) =>
 export const deadColumns = (q: string, error: string, reason: string, duration: string) =>
   `${q}.id, ${q}.job_name, ${q}.payload, ${q}.attempt, ${q}.max_attempts, ${q}.priority,
    ${q}.idempotency_key, ${q}.correlation_id, ${q}.created_at,
-   ${q}.flow_key, ${q}.concurrency_key, ${q}.rate_keys, ${q}.flow_bucket,
+   ${q}.flow_key, ${q}.concurrency_key, ${q}.rate_keys, ${q}.flow_bucket, ${q}.replays, ${q}.traceparent,
    ${error} AS dead_error, ${reason} AS dead_reason, ${duration} AS duration_ms`;
 
 /** Every text a settle writes is made storable here too, whoever built the settlement. */

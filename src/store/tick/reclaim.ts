@@ -1,4 +1,5 @@
 import { deadColumns, type FragmentBuilder } from "./fragments.js";
+import { historyColumns } from "./history.js";
 
 export const LEASE_EXPIRED_ERROR = "lease expired: the tick running this attempt ended without settling it (killed or timed out)";
 
@@ -13,7 +14,7 @@ export const reclaimFragment: FragmentBuilder<{ limit: number }> = (t, p, { limi
   return {
     ctes: [
       `expired AS (
-        SELECT id FROM ${t.queue}
+        SELECT id, updated_at AS started FROM ${t.queue}
         WHERE status = 'running' AND lease_expires_at < now()
         ORDER BY lease_expires_at LIMIT ${p.add(limit)} FOR UPDATE SKIP LOCKED)`,
       `reclaimed AS (
@@ -21,11 +22,11 @@ export const reclaimFragment: FragmentBuilder<{ limit: number }> = (t, p, { limi
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
             last_error = ${error}::text, updated_at = now()
         FROM expired e WHERE q.id = e.id AND q.attempt < q.max_attempts
-        RETURNING q.id, q.job_name, 0 AS duration_ms, q.flow_bucket)`,
+        RETURNING q.id, q.job_name, NULL::integer AS duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, started: "e.started" })})`,
       `reclaim_exhausted AS (
         DELETE FROM ${t.queue} q USING expired e
         WHERE q.id = e.id AND q.attempt >= q.max_attempts
-        RETURNING ${deadColumns("q", `${error}::text`, "'lease_expired'::text", "0")})`,
+        RETURNING ${deadColumns("q", `${error}::text`, "'lease_expired'::text", "NULL::integer")}, ${historyColumns("q", { error: `${error}::text`, started: "e.started", final: true })})`,
     ],
     deadSources: ["reclaim_exhausted"],
     outcomes: [

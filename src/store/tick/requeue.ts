@@ -1,9 +1,11 @@
 import { deadColumns, FENCE, type FragmentBuilder } from "./fragments.js";
+import { HISTORY_RECORD, historyColumns, historyFields, type RunHistory } from "./history.js";
 
 export interface Requeue {
   readonly id: string;
   readonly owner: string;
   readonly durationMs: number;
+  readonly history?: RunHistory;
 }
 
 export const DEADLINE_ERROR = "the tick's deadline came before the run finished; requeued";
@@ -15,7 +17,8 @@ export const DEADLINE_ERROR = "the tick's deadline came before the run finished;
  * instead of looping forever.
  */
 export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items) => {
-  const input = p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs })));
+  const input = p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, ...historyFields(i.history) })));
+  const record = `id uuid, owner uuid, duration_ms integer, ${HISTORY_RECORD}`;
   const error = p.add(DEADLINE_ERROR);
   return {
     ctes: [
@@ -23,14 +26,14 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
         UPDATE ${t.queue} q
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
             last_error = ${error}::text, updated_at = now()
-        FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)
+        FROM jsonb_to_recordset(${input}) AS s(${record})
         WHERE ${FENCE("q", "s")} AND q.attempt < q.max_attempts
-        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket)`,
+        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, s: "s" })})`,
       `requeue_exhausted AS (
         DELETE FROM ${t.queue} q
-        USING jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer)
+        USING jsonb_to_recordset(${input}) AS s(${record})
         WHERE ${FENCE("q", "s")} AND q.attempt >= q.max_attempts
-        RETURNING ${deadColumns("q", `${error}::text`, "'deadline'::text", "s.duration_ms")})`,
+        RETURNING ${deadColumns("q", `${error}::text`, "'deadline'::text", "s.duration_ms")}, ${historyColumns("q", { error: `${error}::text`, s: "s", final: true })})`,
     ],
     deadSources: ["requeue_exhausted"],
     outcomes: [

@@ -1,4 +1,5 @@
 import { clip, FENCE, type FragmentBuilder } from "./fragments.js";
+import { HISTORY_RECORD, historyColumns, historyFields, type RunHistory } from "./history.js";
 
 export interface Retry {
   readonly id: string;
@@ -7,6 +8,7 @@ export interface Retry {
   /** Backoff before the next attempt; the database clock adds it, so hosts' clocks never matter. */
   readonly delayMs: number;
   readonly error: string;
+  readonly history?: RunHistory;
 }
 
 /** A failed attempt with attempts left: back to queued after its backoff, lease released. */
@@ -17,10 +19,10 @@ export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) =>
       SET status = 'queued', run_at = now() + s.delay_ms * interval '1 millisecond',
           lease_owner = NULL, lease_expires_at = NULL, last_error = s.error, updated_at = now()
       FROM jsonb_to_recordset(${p.json(
-        items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error) })),
-      )}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text)
+        items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error), ...historyFields(i.history) })),
+      )}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text, ${HISTORY_RECORD})
       WHERE ${FENCE("q", "s")}
-      RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket)`,
+      RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: "s.error", s: "s" })})`,
   ],
   outcomes: [{ cte: "retried", outcome: "retried" }],
 });

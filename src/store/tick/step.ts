@@ -3,7 +3,10 @@ import { claimFragment, type ClaimedRow, type ClaimInput, flowOutCtes } from "./
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
+import { historySink } from "./history.js";
+import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./housekeeping.js";
 import { metricsCte } from "./metrics.js";
+import { QUEUE_MINUTE_COLUMN, queueMinuteCte } from "./queue-minute.js";
 import { reclaimFragment } from "./reclaim.js";
 import { requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
@@ -25,8 +28,12 @@ export interface StepInput {
   readonly fanOut?: FanOut;
   /** Some job has a limit: runs leaving running are counted out of their concurrency buckets. */
   readonly flowOut?: boolean;
-  /** Records that a tick started (the first statement of every tick does, idle or not). */
+  /** Records that a tick started (the first statement of every tick does, idle or not), and the minute's queue depth. */
   readonly markTick?: boolean;
+  /** Every run this statement ends gets a history row. */
+  readonly history?: boolean;
+  /** Cleans up old rows (the final statement of a busy tick). */
+  readonly housekeeping?: Housekeeping;
   /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
   readonly probe?: readonly string[];
 }
@@ -54,8 +61,19 @@ export interface StepResult {
   /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms). */
   readonly flowHeld: number;
   readonly flowRetryAt: number | null;
+  /** What the first statement of a minute recorded of the queue (null in the others). */
+  readonly queueMinute: QueueMinute | null;
+  /** What the cleanup deleted (null when it did not run). */
+  readonly housekeeping: { ran: boolean; runs: number; metrics: number; deadLetters?: number } | null;
   /** Values of the `probe` columns, by name. */
   readonly probe: Record<string, unknown>;
+}
+
+/** The queue as a tick saw it: counts bounded at 10,000, and how long the oldest due job has waited. */
+export interface QueueMinute {
+  readonly due: number;
+  readonly running: number;
+  readonly oldestWaitMs: number | null;
 }
 
 const ID_LISTS = {
@@ -66,13 +84,17 @@ const ID_LISTS = {
   requeueExhausted: "requeue_exhausted",
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
-} as const satisfies Record<Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt">, string>;
+} as const satisfies Record<
+  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping">,
+  string
+>;
 
 const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
 
 export const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], flowCursor: null, flowHeld: 0, flowRetryAt: null, probe: {},
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  queueMinute: null, housekeeping: null, probe: {},
 };
 
 const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
@@ -118,12 +140,14 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
   if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
+  if (outcomes.length > 0 && input.history) ctes.push(historySink(t.runs, outcomes));
   const countingOut = outcomes.length > 0 && (input.flowOut || input.reclaim !== undefined);
   const sources = outcomes.map((o) => o.cte);
   // With a claim, the admission counts the settled runs out itself (one write of each bucket per statement).
   if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate, countingOut ? sources : undefined).ctes);
   else if (countingOut) ctes.push(...flowOutCtes(t, sources));
-  if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`);
+  if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`, queueMinuteCte(t));
+  if (input.housekeeping) ctes.push(...housekeepingCtes(t, p, input.housekeeping));
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
   if (fanning) {
     const own = input.slot!.mode === "take" ? "SELECT slot FROM tick_free" : p.add((input.slot as { slot: number }).slot);
@@ -140,7 +164,8 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (ctes.length === 0 && !input.probe?.length) return undefined;
 
   const columns = [
-    claiming ? `(SELECT coalesce(jsonb_agg(to_jsonb(c)), '[]'::jsonb) FROM claimed c) AS claimed` : `'[]'::jsonb AS claimed`,
+    // Claimed rows start in dispatch order (an UPDATE returns rows in whatever order it met them).
+    claiming ? `(SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.priority DESC, c.run_at, c.id), '[]'::jsonb) FROM claimed c) AS claimed` : `'[]'::jsonb AS claimed`,
     ...Object.entries(ID_LISTS).map(([key, cte]) =>
       present.has(cte) ? `(SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ${cte}) AS "${key}"` : `'[]'::jsonb AS "${key}"`,
     ),
@@ -153,6 +178,8 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     claiming ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
     claiming ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
     claiming ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
+    input.markTick ? QUEUE_MINUTE_COLUMN : `NULL::jsonb AS "queueMinute"`,
+    input.housekeeping ? housekeepingColumn(input.housekeeping) : `NULL::jsonb AS housekeeping`,
     ...(input.probe ?? []),
   ];
   const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
@@ -168,9 +195,12 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   const { rows } = await db.query<StepRow>(statement.text, statement.values, { prepare: true, ...options });
   const row = rows[0];
   if (!row) return EMPTY_STEP;
-  const { claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, ...probe } = row;
+  const {
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
+    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, ...probe
+  } = row;
   return {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, probe,
+    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, probe,
   };
 };

@@ -1,0 +1,65 @@
+import type { Params, Tables } from "../shared/tables.js";
+
+export interface Housekeeping {
+  /** Runs older than this go (0: every run, history is off). */
+  readonly historyMs: number;
+  readonly metricsMs: number;
+  /** Dead letters older than this go; absent: kept. */
+  readonly deadLettersMs?: number;
+  /** Rows per table per cleanup. */
+  readonly batch: number;
+  /** How long a cleanup that found no more than a batch waits before the next. */
+  readonly everyMs: number;
+}
+
+const ms = (p: Params, value: number) => `${p.add(value)}::bigint * interval '1 millisecond'`;
+
+/**
+ * Old history, metrics, queue minutes and (optionally) dead letters, deleted in bounded
+ * batches by the final statement of a busy tick. At most one tick at a time cleans (the gate
+ * row is taken with SKIP LOCKED, so the others do not wait), and only every `everyMs`, unless
+ * the history holds more than a batch past its retention: then the next busy tick goes on.
+ * Each delete reads at most `batch` rows from the old end of its index, however big the table.
+ */
+export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[] => {
+  const batch = p.add(h.batch);
+  const history = `now() - ${ms(p, h.historyMs)}`;
+  const ctes = [
+    `hk_gate AS (
+      UPDATE ${t.housekeeping} SET next_at = now() + CASE
+        WHEN (SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history} THEN interval '0'
+        ELSE ${ms(p, h.everyMs)} END
+      WHERE id = (SELECT id FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now() FOR UPDATE SKIP LOCKED)
+      RETURNING 1)`,
+    `hk_runs AS (
+      DELETE FROM ${t.runs} WHERE id IN (
+        SELECT id FROM (SELECT id, finished_at FROM ${t.runs} WHERE EXISTS (SELECT 1 FROM hk_gate) ORDER BY id LIMIT ${batch}::int) o
+        WHERE finished_at < ${history})
+      RETURNING 1)`,
+    `hk_metrics AS (
+      DELETE FROM ${t.metrics} WHERE (minute, job_name) IN (
+        SELECT minute, job_name FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < now() - ${ms(p, h.metricsMs)}
+        ORDER BY minute LIMIT ${batch}::int)
+      RETURNING 1)`,
+    `hk_minutes AS (
+      DELETE FROM ${t.queueMinutes} WHERE minute IN (
+        SELECT minute FROM ${t.queueMinutes} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < now() - ${ms(p, h.metricsMs)}
+        ORDER BY minute LIMIT ${batch}::int)
+      RETURNING 1)`,
+  ];
+  if (h.deadLettersMs !== undefined) {
+    ctes.push(`hk_dead AS (
+      DELETE FROM ${t.deadLetters} WHERE id IN (
+        SELECT id FROM ${t.deadLetters} WHERE EXISTS (SELECT 1 FROM hk_gate) AND dead_at < now() - ${ms(p, h.deadLettersMs)}
+        ORDER BY dead_at, id LIMIT ${batch}::int)
+      RETURNING 1)`);
+  }
+  return ctes;
+};
+
+/** What the cleanup deleted, per table, as one column of the statement. */
+export const housekeepingColumn = (h: Housekeeping): string =>
+  `jsonb_build_object('ran', EXISTS (SELECT 1 FROM hk_gate), 'runs', (SELECT count(*) FROM hk_runs),
+     'metrics', (SELECT count(*) FROM hk_metrics) + (SELECT count(*) FROM hk_minutes)${
+       h.deadLettersMs !== undefined ? `, 'deadLetters', (SELECT count(*) FROM hk_dead)` : ""
+     }) AS housekeeping`;

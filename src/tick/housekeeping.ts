@@ -1,0 +1,16 @@
+import type { JobsSettings } from "../settings/library.js";
+import type { Housekeeping } from "../store/tick/housekeeping.js";
+
+/** Rows per table one cleanup deletes: small enough never to hold up the statement it rides on. */
+export const HOUSEKEEPING_BATCH = 5_000;
+/** A cleanup that caught up waits this long before the next. */
+export const HOUSEKEEPING_EVERY_MS = 5 * 60_000;
+
+/** The retention settings as the cleanup that rides on a busy tick's final statement applies them. */
+export const housekeepingFor = (s: JobsSettings): Housekeeping => ({
+  historyMs: s.historyRetentionMs === false ? 0 : s.historyRetentionMs,
+  metricsMs: s.metricsRetentionMs,
+  ...(s.deadLetterRetentionMs === false ? {} : { deadLettersMs: s.deadLetterRetentionMs }),
+  batch: HOUSEKEEPING_BATCH,
+  everyMs: HOUSEKEEPING_EVERY_MS,
+});

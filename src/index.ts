@@ -1,9 +1,12 @@
 // `pgtick`: the library. Jobs and schedules, enqueue, the tick, the admin calls, drivers and settings.
 // The HTTP app and dashboard are `pgtick/http`, the typed client `pgtick/client`, the platform
 // entrypoints `pgtick/vercel` and `pgtick/cloudflare`.
-export { defineJob, type AnyJob, type JobContext, type JobDefinition, type BackoffOptions } from "./job.js";
+export { defineJob, type AnyJob, type JobContext, type JobDefinition, type JobOutput, type BackoffOptions } from "./job.js";
 export { createJobs, type AnyJobs, type Jobs, type JobsOptions, type TypedEnqueueItem, type WithDb } from "./jobs.js";
-export type { QueueAdmin, DeadLettersAdmin, ListJobsQuery, ListDeadLettersQuery } from "./admin/admin.js";
+export type { QueueAdmin, DeadLettersAdmin, RunsAdmin, ListJobsQuery, ListDeadLettersQuery, ListRunsQuery } from "./admin/admin.js";
+export { RUN_OUTCOMES, type RunOutcome, type RunSummary, type RunView } from "./store/runs/run-views.js";
+export type { LogLine } from "./store/tick/history.js";
+export type { Observer, TickInfo, TickObservation, RunInfo, RunObservation, RunEnd, RunOutcome as ObservedRunOutcome } from "./observe/observer.js";
 export { JobsError, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
 export { fromPg, fromNeonHttp, countingDb, StatementTimeout, type Db, type PgLike, type QueryResult, type QueryOptions } from "./db.js";
 export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type JobsSettings, type JobsSettingsInput } from "./settings/library.js";

@@ -6,6 +6,8 @@ import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger } from "./log.js";
 import { migrate } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
+import type { Observer } from "./observe/observer.js";
+import { safeObserver } from "./observe/safe.js";
 import { queueAdmin, type QueueAdmin } from "./admin/admin.js";
 import { wakeLiveTicks } from "./tick/live.js";
 import { tablesFor, type Tables } from "./store/shared/tables.js";
@@ -29,6 +31,11 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
    */
   readonly schedules?: readonly (Schedule | ScheduleDefinition)[];
   readonly scheduleOptions?: ScheduleOptions;
+  /**
+   * Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel` makes spans and
+   * metrics of them. A hook that throws is logged once and never fails the queue.
+   */
+  readonly observer?: Observer;
 }
 
 /** Per-call options that let an enqueue join the caller's own transaction. */
@@ -93,12 +100,13 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
   logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
   const db = asDb(options.db);
+  const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
   const scheduling = createScheduling({ schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger });
   const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
-    enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true);
+    enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
   return {
-    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow }),
+    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items) }),
     settings,
     tables,
     registry,
@@ -112,7 +120,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     },
     enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
-    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions, flow }, tickOptions),
+    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions, flow, observer }, tickOptions),
     wake: () => wakeLiveTicks(tables.prefix),
     schedules: scheduling.api,
   };

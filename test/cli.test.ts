@@ -83,7 +83,7 @@ describe("help and usage", () => {
     const { cli } = await fresh();
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const c of ["migrate", "tick", "enqueue <job> <json|->", "dead-letters list", "dead-letters show <id>", "dead-letters replay", "dead-letters discard", "schedules list", "schedules pause <name>", "schedules resume <name>", "schedules run <name>", "stats"]) {
+    for (const c of ["migrate", "tick", "enqueue <job> <json|->", "dead-letters list", "dead-letters show <id>", "dead-letters replay", "dead-letters discard", "runs list", "runs show <run id>", "schedules list", "schedules pause <name>", "schedules resume <name>", "schedules run <name>", "stats"]) {
       expect(help.stdout).toContain(c);
     }
     expect(help.stdout).toContain("Exit codes:");
@@ -273,6 +273,28 @@ describe("dead-letters", () => {
     const again = await cli(["dead-letters", "discard", dead!]);
     expectOneLineError(again, EXIT.notFound, new RegExp(`no dead letter with id ${dead}`));
     expectOneLineError(await cli(["dead-letters", "discard"]), EXIT.usage, /missing argument/);
+  });
+});
+
+describe("runs", () => {
+  it("lists the run history with filters and shows one run whole; a bad filter or an unknown run is one line", async () => {
+    const { cli } = await fresh();
+    const [id] = await deadLetters(cli, ["SKU-9"], ["--correlation-id", "restock-9"]);
+    const list = await cli(["runs", "list", "--correlation-id", "restock-9"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/run\s+job\s+job id\s+attempt\s+outcome/);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain("dead_lettered");
+    const page = json<{ items: Array<{ id: string; jobId: string }> }>(await cli(["runs", "list", "--job-id", id!, "--json"]));
+    expect(page.items).toHaveLength(1);
+    const show = await cli(["runs", "show", page.items[0]!.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`job:             sync-inventory (${id})`);
+    expect(show.stdout).toMatch(/stack:\n.*Error/);
+    expect((await cli(["runs", "list", "--outcome", "succeeded", "--correlation-id", "restock-9"])).stdout).toContain("no runs");
+    expectOneLineError(await cli(["runs", "list", "--outcome", "won"]), EXIT.usage, /--outcome must be one of/);
+    expectOneLineError(await cli(["runs", "list", "--since", "yesterday"]), EXIT.rejected, /since must be an ISO 8601 time/);
+    expectOneLineError(await cli(["runs", "show", "123456789"]), EXIT.notFound, /no run with id 123456789/);
   });
 });
 

@@ -133,14 +133,15 @@ describe("npm run dev", () => {
     const posted = await api("/api/jobs", { method: "POST", body: JSON.stringify({ job: "send-welcome", payload: { email: "bob@example.com", name: "Bob" } }) });
     expect(posted.status).toBe(201);
     const { id } = (await posted.json()) as { id: string };
-    // Finished jobs leave the queue: 404 once it ran.
-    await until(async () => (await api(`/api/jobs/${id}`)).status === 404, 10_000, "the API-enqueued job to run");
+    // Finished jobs leave the queue; the run history says they succeeded.
+    const succeeded = async (jobId: string) => ((await (await api(`/api/jobs/${jobId}`)).json()) as { status?: string }).status === "succeeded";
+    await until(() => succeeded(id), 10_000, "the API-enqueued job to run");
 
     const enqueued = await cli(["enqueue", "send-welcome", '{"email":"cy@example.com","name":"Cy"}', "--json"]);
     expect(enqueued.stderr).toBe("");
     expect(enqueued.code).toBe(0);
     const cliId = (JSON.parse(enqueued.stdout) as { id: string }).id;
-    await until(async () => (await api(`/api/jobs/${cliId}`)).status === 404, 10_000, "the CLI-enqueued job to run on a scheduled tick");
+    await until(() => succeeded(cliId), 10_000, "the CLI-enqueued job to run on a scheduled tick");
     const stats = await cli(["stats", "--json"]);
     const minutes = (JSON.parse(stats.stdout) as { minutes: Array<{ job: string; succeeded: number }> }).minutes;
     expect(minutes.filter((m) => m.job === "send-welcome").reduce((n, m) => n + m.succeeded, 0)).toBeGreaterThanOrEqual(3);

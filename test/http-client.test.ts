@@ -107,7 +107,7 @@ describe("one route table", () => {
       baseUrl: "http://table.test",
       token: "t",
       fetch: async (req) => {
-        const path = new URL(req.url).pathname.replace(id, ":id").replace("/schedules/s/", "/schedules/:name/");
+        const path = new URL(req.url).pathname.replace(id, ":id").replace("/runs/7", "/runs/:id").replace("/schedules/s/", "/schedules/:name/");
         seen.add(`${req.method} ${path}`);
         return new Response(JSON.stringify({ items: [], id: "x" }), { status: 200 });
       },
@@ -119,6 +119,9 @@ describe("one route table", () => {
     await recording.list();
     await recording.cancel(id);
     await recording.run(id);
+    await recording.runs.list();
+    await recording.runs.get("7");
+    await recording.runs.rerun("7");
     await recording.deadLetters.list();
     await recording.deadLetters.get(id);
     await recording.deadLetters.replay(id);
@@ -155,7 +158,7 @@ describe("pgtick/client", () => {
     const { build } = await import("esbuild");
     const out = await build({ stdin: { contents: 'export * from "pgtick/client";', resolveDir: process.cwd(), loader: "ts" }, bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", logLevel: "silent" });
     const inputs = Object.keys(out.metafile.inputs).filter((f) => f !== "<stdin>").sort();
-    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/http/route-table.ts"]);
+    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/wait.ts", "src/http/route-table.ts"]);
     const code = out.outputFiles[0]!.text;
     for (const marker of ["@neondatabase", "from \"pg\"", "hono", "zod", "SELECT ", "jsonb"]) expect(code).not.toContain(marker);
   });

@@ -16,9 +16,14 @@ import { getStats, type Stats } from "../store/admin/stats.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
 import type { Tables } from "../store/shared/tables.js";
+import { getRun } from "../store/runs/run-get.js";
+import { listRuns, type ListRunsQuery } from "../store/runs/runs-list.js";
+import type { RunSummary, RunView } from "../store/runs/run-views.js";
+import type { EnqueueItem, EnqueueResult } from "../enqueue.js";
 
 export type { ListDeadLettersQuery } from "../store/admin/dead-letters-list.js";
 export type { ListJobsQuery } from "../store/admin/jobs-list.js";
+export type { ListRunsQuery } from "../store/runs/runs-list.js";
 
 /**
  * What an operator does with the queue, the same calls under the same names as
@@ -30,7 +35,7 @@ export type { ListJobsQuery } from "../store/admin/jobs-list.js";
 export interface QueueAdmin {
   /** Queued and running jobs, newest first, keyset-paginated; rows carry a payload preview. */
   list(query?: ListJobsQuery): Promise<Page<JobSummary>>;
-  /** One job: queued, running, or dead (finished jobs leave the queue). */
+  /** One job: queued, running, dead, or succeeded (from the run history while it keeps it), with its attempts. */
   get(id: string): Promise<JobView | null>;
   /** Deletes a queued job. `not_found`, or `conflict` while it runs (its tick owns it). */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
@@ -44,6 +49,19 @@ export interface QueueAdmin {
   /** Whether the database answers and when a tick last ran. */
   health(): Promise<{ ok: true; lastTickAt: string | null }>;
   readonly deadLetters: DeadLettersAdmin;
+  readonly runs: RunsAdmin;
+}
+
+/** The run history: every attempt that ended, with its output, error, stack and logs. */
+export interface RunsAdmin {
+  /** Newest first, keyset-paginated; filters by job, outcome, job id, correlation id, idempotency key, finishing time. */
+  list(query?: ListRunsQuery): Promise<Page<RunSummary>>;
+  get(id: string): Promise<RunView | null>;
+  /**
+   * Enqueues a new job with the run's job name, payload and correlation id (checked against
+   * the job's schema like any enqueue). `not_found` when the history no longer has the payload.
+   */
+  rerun(id: string): Promise<{ id: string; runId: string }>;
 }
 
 export interface DeadLettersAdmin {
@@ -67,6 +85,8 @@ export const queueAdmin = (env: {
   readonly registry: ReadonlyMap<string, AnyJob>;
   readonly maxPayloadBytes: number;
   readonly flow?: FlowSpec;
+  /** The library's own enqueue: a rerun is checked like any other job. */
+  readonly enqueue: (items: readonly EnqueueItem[]) => Promise<EnqueueResult[]>;
 }): QueueAdmin => {
   const { db, tables: t } = env;
   return {
@@ -95,6 +115,19 @@ export const queueAdmin = (env: {
     },
     async health() {
       return { ok: true, ...(await readHealth(db, t)) };
+    },
+    runs: {
+      list: (query) => listRuns(db, t, query),
+      get: (id) => getRun(db, t, id),
+      async rerun(runId) {
+        const run = await getRun(db, t, runId);
+        if (!run) throw notFound("run", runId);
+        // A run that did not end its job has no payload of its own: the job still has it.
+        const payload = run.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
+        if (payload === null) throw notFound("payload for run", runId, " (the job is gone and the history no longer keeps it)");
+        const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined }]);
+        return { id: done!.id, runId };
+      },
     },
     deadLetters: {
       list: (query) => listDeadLetters(db, t, query),

@@ -12,7 +12,7 @@ export const EXIT = {
   usage: 2,
   /** The library refused the input: unknown job, payload not matching the schema, bad option value. */
   rejected: 3,
-  /** No such dead letter or schedule. */
+  /** No such dead letter, run or schedule. */
   notFound: 4,
   /** A live job holds the id or idempotency key a replay needs. */
   conflict: 5,

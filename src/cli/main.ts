@@ -3,13 +3,14 @@ import type { CommandSpec, OptionSpec, Values } from "./command.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
 import { enqueueCommand } from "./commands/enqueue.js";
 import { migrateCommand } from "./commands/migrate.js";
+import { runCommands } from "./commands/runs.js";
 import { scheduleCommands } from "./commands/schedules.js";
 import { statsCommand } from "./commands/stats.js";
 import { tickCommand } from "./commands/tick.js";
 import { type CliIo, Session } from "./session.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "./exit-codes.js";
 
-export const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...scheduleCommands, statsCommand];
+export const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
 
 const GLOBAL: Record<string, OptionSpec & { short?: string }> = {
   jobs: { type: "string", value: "FILE", description: "your jobs module (exports `jobs`, optional `schedules`); default: JOBS_MODULE" },

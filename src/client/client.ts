@@ -3,7 +3,10 @@
 // the job definitions. Its calls have the names and results of the library's own (`jobs.get`, ...).
 import type { EnqueueOptions, EnqueueResult } from "../enqueue.js";
 import type { ApiErrorCode } from "../http/api-errors.js";
-import type { AnyJob, JobInput } from "../job.js";
+import type { AnyJob, JobInput, JobOutput } from "../job.js";
+import type { ListRunsQuery } from "../store/runs/runs-list.js";
+import type { RunSummary, RunView } from "../store/runs/run-views.js";
+import { waitForResult, type WaitOptions } from "./wait.js";
 import type { TypedEnqueueItem } from "../jobs.js";
 import type { ScheduleInfo } from "../schedules/index.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
@@ -36,6 +39,12 @@ export class JobsApiError extends Error {
 
 type Names<J extends readonly AnyJob[]> = J[number]["name"];
 
+/** A job id that remembers which job it is, so `waitForResult` can type the output. */
+export type JobId<N extends string = string> = string & { readonly __job?: N };
+
+/** What an enqueue answers, its id typed by the job. */
+export type Enqueued<N extends string> = Omit<EnqueueResult, "id"> & { readonly id: JobId<N> };
+
 export interface ListJobsParams<J extends readonly AnyJob[]> {
   readonly job?: Names<J>;
   readonly status?: "queued" | "running";
@@ -45,15 +54,28 @@ export interface ListJobsParams<J extends readonly AnyJob[]> {
 
 export interface JobsClient<J extends readonly AnyJob[]> {
   /** Enqueues one job; the payload is type-checked against the job's schema here and validated again by the server. */
-  enqueue<N extends Names<J>>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions): Promise<EnqueueResult>;
+  enqueue<N extends Names<J>>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions): Promise<Enqueued<N>>;
   /** Enqueues a batch in one statement; nothing is stored if one item is bad (the error's details name its index). */
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>): Promise<EnqueueResult[]>;
-  /** A job, or null when it is not queued, running or dead (finished jobs leave the queue). */
+  /** A job (queued, running, dead, or succeeded with its output and attempts), or null when neither the queue nor the history has it. */
   get(id: string): Promise<JobView | null>;
   /** A page of queued and running jobs; each row has a preview of its payload (`payloadPreview`, `payloadBytes`), `get` the payload. */
   list(params?: ListJobsParams<J>): Promise<Page<JobSummary>>;
   /** Cancels a queued job; `JobsApiError` with code `conflict` when it is running, `not_found` when it is gone. */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
+  /**
+   * Waits until the job succeeded and returns its output, typed by the job's `output` schema
+   * when the id came from this client's `enqueue`. Rejects with `JobsWaitError`: `dead` (it
+   * became a dead letter), `not_found`, or `timeout` (default 30 s).
+   */
+  waitForResult<N extends Names<J>>(id: JobId<N>, options?: WaitOptions): Promise<JobOutput<J[number], N>>;
+  readonly runs: {
+    /** The run history, newest first; rows without output, stack and logs (`get` has them). */
+    list(params?: Omit<ListRunsQuery, "job"> & { job?: Names<J> }): Promise<Page<RunSummary>>;
+    get(id: string): Promise<RunView | null>;
+    /** A new job with the run's job, payload and correlation id. */
+    rerun(id: string): Promise<{ id: string; runId: string }>;
+  };
   /** Makes a queued job due now; `moved: false` when it was due already. `conflict` while it runs. */
   run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
   readonly deadLetters: {
@@ -132,6 +154,13 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     list: (params = {}) => call("list", { query: { ...params } }),
     cancel: (jobId) => call("cancel", id(jobId)),
     run: (jobId) => call("run", id(jobId)),
+    waitForResult: <N extends Names<J>>(jobId: JobId<N>, opts?: WaitOptions) =>
+      waitForResult((j) => orNull(call<JobView>("get", id(j))), jobId, opts) as Promise<JobOutput<J[number], N>>,
+    runs: {
+      list: (params = {}) => call("runs.list", { query: { ...params } }),
+      get: (runId) => orNull(call<RunView>("runs.get", id(runId))),
+      rerun: (runId) => call("runs.rerun", id(runId)),
+    },
     deadLetters: {
       list: (params = {}) => call("deadLetters.list", { query: { ...params } }),
       get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),

@@ -14,6 +14,8 @@ import { ApiError, classify, errorResponse } from "./api-errors.js";
 import { methodsByPath, ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
 import { deadLetterHandlers } from "./routes/dead-letters.js";
 import { jobHandlers } from "./routes/jobs.js";
+import { runHandlers } from "./routes/runs.js";
+import { faviconResponse } from "../dashboard/favicon.js";
 import { scheduleHandlers } from "./routes/schedules.js";
 import { systemHandlers } from "./routes/system.js";
 
@@ -43,7 +45,7 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
 
 
 /** Every route's handler, by its name in the route table: the compiler says when one is missing. */
-const HANDLERS: Handlers = { ...jobHandlers, ...deadLetterHandlers, ...scheduleHandlers, ...systemHandlers };
+const HANDLERS: Handlers = { ...jobHandlers, ...runHandlers, ...deadLetterHandlers, ...scheduleHandlers, ...systemHandlers };
 
 /**
  * The HTTP face of the library: a Hono app with web-standard Request/Response,
@@ -130,6 +132,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     onEnqueued: options.onEnqueued ? (info, c) => notifyEnqueued(config, c, info.ids, info.dueNow) : undefined,
   }));
   app.get("/", (c) => c.redirect("/dashboard/", 303));
+  app.get("/favicon.ico", () => faviconResponse());
 
   // Hono's Variables are internal to this app; callers see a plain Hono.
   return app as unknown as Hono;

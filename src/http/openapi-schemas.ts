@@ -2,6 +2,7 @@ import { toJSONSchema } from "zod/v4/core";
 import type { AnyJob } from "../job.js";
 import { DEAD_REASONS } from "../terms.js";
 import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
+import { COUNT_LIMIT } from "../store/shared/bounded.js";
 import { MAX_LIMIT } from "../store/shared/paging.js";
 import { STATUS, type ApiErrorCode } from "./api-errors.js";
 
@@ -64,11 +65,11 @@ export const listParams = [
 export const jobProperties = {
   id: { type: "string", format: "uuid" },
   job: { type: "string" },
-  status: { enum: ["queued", "running", "dead"] },
+  status: { enum: ["queued", "running", "dead", "succeeded"] },
   runAt: nullable("string"),
-  priority: { type: "integer" },
+  priority: nullable("integer"),
   attempt: { type: "integer" },
-  maxAttempts: { type: "integer" },
+  maxAttempts: nullable("integer"),
   lastError: nullable("string"),
   idempotencyKey: nullable("string"),
   correlationId: nullable("string"),
@@ -77,6 +78,23 @@ export const jobProperties = {
   updatedAt: TIME,
   reason: nullable("string"),
   deadAt: nullable("string"),
+  replays: { type: "integer", description: "times it was replayed from the dead letters (it keeps its first createdAt)" },
+};
+
+export const runProperties = {
+  id: { type: "string", description: "the run's id (an integer as text; newer runs have higher ids)" },
+  jobId: { type: "string", format: "uuid" },
+  job: { type: "string" },
+  attempt: { type: "integer" },
+  outcome: { enum: ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed"] },
+  startedAt: nullable("string"),
+  finishedAt: TIME,
+  durationMs: { ...nullable("integer"), description: "null for a run reclaimed after its tick was killed" },
+  error: nullable("string"),
+  correlationId: nullable("string"),
+  idempotencyKey: nullable("string"),
+  createdAt: nullable("string"),
+  outputTruncated: { type: "boolean", description: "the return value was larger than JOBS_MAX_OUTPUT_BYTES (or not JSON) and was left out" },
 };
 
 export const deadLetterProperties = {
@@ -91,6 +109,7 @@ export const deadLetterProperties = {
   correlationId: nullable("string"),
   createdAt: TIME,
   deadAt: TIME,
+  replays: { type: "integer" },
 };
 
 // List rows carry these instead of the payload, so a page stays small whatever the payloads weigh.
@@ -104,3 +123,34 @@ export const previewProperties = {
   payloadTruncated: { type: "boolean", description: "whether the preview was cut" },
 };
 
+
+// The stats' counts stop at a limit, so reading them never scans a table.
+const boundedCountProperties = {
+  count: { type: "integer", minimum: 0, description: `exact up to countLimit (${COUNT_LIMIT}); at the limit with countIsLowerBound, there are more` },
+  countIsLowerBound: { const: true, description: `present only when there are more than count: show "${COUNT_LIMIT.toLocaleString("en-US")}+"` },
+};
+
+/** GET /api/stats: the fields whose meaning the scale of the tables decides; the rest stays open. */
+export const statsSchema: Schema = {
+  type: "object",
+  properties: {
+    countLimit: { type: "integer", const: COUNT_LIMIT, description: "where every count of queue and dead letters stops" },
+    queue: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["job", "status", "count", "oldestWaitingMs"],
+        properties: { job: { type: "string" }, status: { enum: ["queued", "running"] }, ...boundedCountProperties, oldestWaitingMs: nullable("integer") },
+      },
+    },
+    oldestWaitingMs: nullable("integer"),
+    deadLetters: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["job", "count", "lastDeadAt"],
+        properties: { job: { type: "string" }, ...boundedCountProperties, lastDeadAt: TIME },
+      },
+    },
+  },
+};

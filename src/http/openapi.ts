@@ -3,8 +3,8 @@ import { JOB_STATUSES, MAX_ATTEMPTS } from "../terms.js";
 import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { STATUS } from "./api-errors.js";
 import {
-  componentNames, deadLetterProperties, errors, jobProperties, json, listParams, page, path, payloadJsonSchema, previewProperties, query, ref,
-  type Schema, TIME,
+  componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, payloadJsonSchema, previewProperties, query, ref,
+  runProperties, type Schema, statsSchema, TIME,
 } from "./openapi-schemas.js";
 import { ROUTES, type RouteName } from "./route-table.js";
 import { MAX_BATCH } from "./routes/jobs.js";
@@ -88,6 +88,25 @@ const OPERATIONS: Record<RouteName, Operation> = {
     },
   },
   "deadLetters.discard": { responses: { "200": flag("discarded"), ...errors("not_found") } },
+  "runs.list": {
+    parameters: [
+      ...listParams,
+      query("outcome", { enum: ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed"] }, "only this outcome"),
+      query("jobId", { type: "string", format: "uuid" }, "only this job's runs"),
+      query("correlationId", { type: "string" }, "only runs with this correlation id"),
+      query("idempotencyKey", { type: "string" }, "only runs with this idempotency key"),
+      query("since", TIME, "finished at or after"),
+      query("until", TIME, "finished before"),
+    ],
+    responses: { "200": json(page("RunSummary"), "rows without output, stack and logs; GET /api/runs/{id} has them"), ...errors("invalid_options") },
+  },
+  "runs.get": { responses: { "200": json(ref("Run")), ...errors("not_found") } },
+  "runs.rerun": {
+    responses: {
+      "201": json({ type: "object", properties: { id: { type: "string", format: "uuid" }, runId: { type: "string" } } }, "the new job"),
+      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large"),
+    },
+  },
   "schedules.list": {
     parameters: [query("next", { type: "integer", minimum: 0, maximum: 100, default: 5 }, "how many next run times to list")],
     responses: { "200": json({ type: "object", properties: { items: { type: "array", items: { type: "object" } } } }), ...errors("invalid_options") },
@@ -95,7 +114,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "schedules.pause": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
   "schedules.resume": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
-  stats: { responses: { "200": json({ type: "object" }) } },
+  stats: { responses: { "200": json(statsSchema) } },
   health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
   tick: { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
   "tick.get": { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
@@ -189,6 +208,10 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
           properties: {
             ...jobProperties,
             payload: {},
+            attempts: { type: "array", items: ref("RunSummary"), description: "its attempts that ended, oldest first (the newest 100)" },
+            output: { description: "a succeeded job: what the handler returned" },
+            outputTruncated: { type: "boolean" },
+            finishedAt: nullable("string"),
             waitingOn: {
               type: ["object", "null"],
               description: "a queued, due job held back by one of its limits: kind (concurrency or rate), key, limit, and the runs or starts that fill it",
@@ -199,6 +222,24 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
           type: "object",
           description: "a row of the jobs list: its payload as a preview (GET /api/jobs/{id} has the payload)",
           properties: { ...jobProperties, status: { enum: [...JOB_STATUSES] }, ...previewProperties },
+        },
+        RunSummary: { type: "object", description: "a row of the runs list", properties: runProperties },
+        Run: {
+          type: "object",
+          description: "one run, whole",
+          properties: {
+            ...runProperties,
+            maxAttempts: nullable("integer"),
+            priority: nullable("integer"),
+            stack: nullable("string"),
+            output: { description: "what the handler returned (succeeded runs); null when nothing or too much" },
+            logs: {
+              type: "array",
+              description: "its last ctx.log lines (at most 50 / 16 KiB)",
+              items: { type: "object", properties: { at: TIME, level: { enum: ["debug", "info", "warn", "error"] }, msg: { type: "string" }, fields: { type: "object" } } },
+            },
+            payload: { description: "on the run that ended the job, so it can be run again; null on the others" },
+          },
         },
         DeadLetter: { type: "object", description: "one dead letter, with its payload", properties: { ...deadLetterProperties, payload: {} } },
         DeadLetterSummary: {

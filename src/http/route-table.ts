@@ -10,7 +10,7 @@
 export const ROUTES = {
   enqueue: { method: "POST", path: "/api/jobs", auth: "token", summary: "Enqueue a job, or a batch of up to 1,000 in one statement" },
   list: { method: "GET", path: "/api/jobs", auth: "token", query: ["job", "status", "limit", "cursor"], summary: "Queued and running jobs, newest first" },
-  get: { method: "GET", path: "/api/jobs/:id", auth: "token", summary: "A job: queued, running, or dead" },
+  get: { method: "GET", path: "/api/jobs/:id", auth: "token", summary: "A job: queued, running, dead, or succeeded (with its output), and its attempts" },
   cancel: { method: "DELETE", path: "/api/jobs/:id", auth: "token", summary: "Cancel a queued job" },
   run: { method: "POST", path: "/api/jobs/:id/run", auth: "token", summary: "Make a queued job due now (delayed, backing off or debounced); one already due keeps its place" },
   "deadLetters.list": {
@@ -26,6 +26,13 @@ export const ROUTES = {
     summary: "Queue a dead letter again (its id kept, attempt 0), optionally with an edited payload checked by the job's schema",
   },
   "deadLetters.discard": { method: "DELETE", path: "/api/dead-letters/:id", auth: "token", summary: "Discard a dead letter" },
+  "runs.list": {
+    method: "GET", path: "/api/runs", auth: "token",
+    query: ["job", "outcome", "jobId", "correlationId", "idempotencyKey", "since", "until", "limit", "cursor"],
+    summary: "The run history: every attempt that ended, newest first",
+  },
+  "runs.get": { method: "GET", path: "/api/runs/:id", auth: "token", summary: "A run, with its output, error, stack and log lines" },
+  "runs.rerun": { method: "POST", path: "/api/runs/:id/rerun", auth: "token", summary: "Enqueue a new job with the run's job, payload and correlation id" },
   "schedules.list": { method: "GET", path: "/api/schedules", auth: "token", query: ["next"], summary: "Schedules with their next runs" },
   "schedules.pause": { method: "POST", path: "/api/schedules/:name/pause", auth: "token", summary: "Pause a schedule" },
   "schedules.resume": { method: "POST", path: "/api/schedules/:name/resume", auth: "token", summary: "Resume a schedule" },

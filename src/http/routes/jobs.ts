@@ -94,7 +94,7 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
   async get(c) {
     const id = c.req.param("id")!;
     const job = await (await jobsOf(c)).get(id);
-    if (!job) throw new JobsError("not_found", `no job ${id}: it finished, was cancelled, or never existed`, { id });
+    if (!job) throw new JobsError("not_found", `no job ${id}: never enqueued, cancelled, or older than the run history keeps`, { id });
     return c.json(job);
   },
 

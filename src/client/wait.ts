@@ -1,0 +1,49 @@
+// Waiting for a job's result over the HTTP API: polls the job until it succeeded or died.
+import type { JobView } from "../store/admin/views.js";
+
+export interface WaitOptions {
+  /** Give up after this long (default 30 s): rejects with a `JobsWaitError` of code `timeout`. */
+  readonly timeoutMs?: number;
+  /** First pause between polls (default 250 ms); it doubles up to 2 s. */
+  readonly intervalMs?: number;
+  /** Stops waiting (rejects with the signal's reason). */
+  readonly signal?: AbortSignal;
+}
+
+/** Why `waitForResult` gave up: the job died (`dead`), is not known (`not_found`), or time ran out (`timeout`). */
+export class JobsWaitError extends Error {
+  override readonly name = "JobsWaitError";
+  constructor(
+    readonly code: "dead" | "not_found" | "timeout",
+    message: string,
+    /** The job as last seen (for `dead`: its reason and last error). */
+    readonly job: JobView | null,
+  ) {
+    super(message);
+  }
+}
+
+const pause = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => (signal?.removeEventListener("abort", onAbort), resolve()), ms);
+    const onAbort = () => (clearTimeout(timer), reject(signal!.reason));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/** Polls `get(id)` until the job succeeded (its output) or died, within the timeout. */
+export const waitForResult = async (get: (id: string) => Promise<JobView | null>, id: string, options: WaitOptions = {}): Promise<unknown> => {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const until = Date.now() + timeoutMs;
+  let interval = options.intervalMs ?? 250;
+  for (;;) {
+    const job = await get(id);
+    if (job?.status === "succeeded") return job.output;
+    if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
+    if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, cancelled, or older than the run history keeps`, null);
+    const left = until - Date.now();
+    if (left <= 0) throw new JobsWaitError("timeout", `job ${id} is still ${job.status} after ${timeoutMs} ms`, job);
+    await pause(Math.min(interval, left), options.signal);
+    interval = Math.min(interval * 2, 2_000);
+  }
+};

@@ -1,0 +1,142 @@
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import { createClient, JobsWaitError } from "../src/client/index.js";
+import { createApp } from "../src/http/api-app.js";
+import { createJobs, defineJob, PermanentJobError, silentLogger } from "../src/index.js";
+import { API_TOKENS, caller, CRON_SECRET, NEW_TOKEN, serveOnLoopback } from "./http-support.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("runs_api");
+
+const invoice = defineJob({
+  name: "invoice",
+  schema: z.object({ order: z.string(), fail: z.number().default(0) }),
+  output: z.object({ total: z.number(), currency: z.literal("EUR") }),
+  maxAttempts: 3,
+  backoff: { baseMs: 0 },
+  handler: (p, ctx) => {
+    ctx.log("info", "pricing", { order: p.order });
+    if (ctx.attempt <= p.fail) throw new Error(`attempt ${ctx.attempt} failed`);
+    return { total: 99.5, currency: "EUR" as const };
+  },
+});
+const doomed = defineJob({ name: "doomed", schema: z.object({}), handler: () => { throw new PermanentJobError("card declined"); } });
+const plain = defineJob({ name: "plain", schema: z.object({ n: z.number() }), handler: (p) => p.n });
+const jobList = [invoice, doomed, plain] as const;
+
+const jobs = createJobs({ db: h.main, jobs: jobList, logger: silentLogger, random: () => 0.5 });
+const app = createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET } });
+const call = caller(app);
+const server = await serveOnLoopback(app);
+afterAll(() => server.close());
+const client = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN });
+const tick = () => jobs.tick({ budgetMs: 5_000 });
+
+describe("finished jobs and their runs", () => {
+  it("GET /api/jobs/:id answers a succeeded job with its output, finishedAt and attempts", async () => {
+    const { id } = await jobs.enqueue("invoice", { order: "A-1", fail: 1 }, { correlationId: "checkout-1" });
+    await tick();
+    const retrying = await call("GET", `/api/jobs/${id}`);
+    expect(retrying.body).toMatchObject({ status: "queued", attempt: 1, attempts: [{ attempt: 1, outcome: "retried", error: "attempt 1 failed" }] });
+    await tick();
+    const done = await call("GET", `/api/jobs/${id}`);
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
+      id, job: "invoice", status: "succeeded", payload: { order: "A-1", fail: 1 }, output: { total: 99.5, currency: "EUR" },
+      outputTruncated: false, attempt: 2, maxAttempts: 3, correlationId: "checkout-1", replays: 0,
+      attempts: [{ attempt: 1, outcome: "retried" }, { attempt: 2, outcome: "succeeded", error: null }],
+    });
+    expect(Date.parse(done.body.finishedAt)).toBeGreaterThan(Date.parse(done.body.createdAt) - 1);
+    expect(await jobs.get(id)).toMatchObject({ status: "succeeded", output: { total: 99.5, currency: "EUR" } });
+  });
+
+  it("answers a dead job from its dead letter, and from the history once the dead letter is discarded; a replay is counted", async () => {
+    const { id } = await jobs.enqueue("doomed", {});
+    await tick();
+    expect((await call("GET", `/api/jobs/${id}`)).body).toMatchObject({ status: "dead", reason: "permanent", replays: 0, attempts: [{ outcome: "dead_lettered" }] });
+    const [before] = await h.rows<{ created_at: string }>(`SELECT created_at FROM jobs_dead_letters WHERE id = $1`, [id]);
+    await jobs.deadLetters.replay(id);
+    const replayed = await jobs.get(id);
+    expect(replayed).toMatchObject({ status: "queued", replays: 1 });
+    // It keeps the time it was first enqueued (to the millisecond the driver reads).
+    expect(replayed!.createdAt.slice(0, 23)).toBe(new Date(before!.created_at).toISOString().slice(0, 23));
+    await tick();
+    expect(await jobs.deadLetters.get(id)).toMatchObject({ replays: 1 });
+    await jobs.deadLetters.discard(id);
+    expect((await call("GET", `/api/jobs/${id}`)).body).toMatchObject({
+      status: "dead", replays: 1, lastError: "PermanentJobError: card declined",
+      attempts: [{ outcome: "dead_lettered", attempt: 1 }, { outcome: "dead_lettered", attempt: 1 }],
+    });
+  });
+
+  it("lists runs newest first, by job, outcome, job id, correlation id, idempotency key and time, paging without repeats", async () => {
+    const t0 = new Date(Date.now() - 1_000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await jobs.enqueue("plain", { n: i }, { correlationId: `batch-7`, idempotencyKey: `p-${i}` })).id);
+    await tick();
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call("GET", `/api/runs?correlationId=batch-7&limit=3${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items.map((r: { jobId: string }) => r.jobId));
+      cursor = page.body.nextCursor ?? undefined;
+    } while (cursor);
+    expect(seen).toHaveLength(7);
+    expect(new Set(seen)).toEqual(new Set(ids));
+    const byJob = await jobs.runs.list({ job: "plain", outcome: "succeeded" });
+    expect(byJob.items.map((r) => Number(r.id))).toEqual([...byJob.items.map((r) => Number(r.id))].sort((a, b) => b - a));
+    expect((await jobs.runs.list({ job: "plain" })).items).toHaveLength(7);
+    expect((await jobs.runs.list({ idempotencyKey: "p-3" })).items).toMatchObject([{ jobId: ids[3] }]);
+    expect((await jobs.runs.list({ jobId: ids[5]! })).items).toMatchObject([{ jobId: ids[5], outcome: "succeeded" }]);
+    expect((await jobs.runs.list({ job: "plain", since: t0 })).items).toHaveLength(7);
+    expect((await jobs.runs.list({ job: "plain", until: t0 })).items).toHaveLength(0);
+    const one = await call("GET", `/api/runs/${byJob.items[0]!.id}`);
+    expect(one.body).toMatchObject({ job: "plain", outcome: "succeeded", output: expect.any(Number), logs: [], stack: null });
+  });
+
+  it("refuses bad filters with invalid_options and unknown runs with not_found", async () => {
+    for (const q of ["outcome=won", "since=yesterday", "until=2026-13-45", "jobId=12", "cursor=abc", "limit=0", "color=red"]) {
+      const r = await call("GET", `/api/runs?${q}`);
+      expect({ q, status: r.status, code: r.body.error.code }).toEqual({ q, status: 422, code: "invalid_options" });
+    }
+    for (const id of ["999999999", "abc", "-1", "99999999999999999999"]) {
+      expect((await call("GET", `/api/runs/${id}`)).status).toBe(404);
+      expect((await call("POST", `/api/runs/${id}/rerun`)).status).toBe(404);
+    }
+  });
+
+  it("runs a run again: a new job with its payload and correlation id", async () => {
+    const { id } = await jobs.enqueue("plain", { n: 77 }, { correlationId: "again-1" });
+    await tick();
+    const [run] = (await jobs.runs.list({ jobId: id })).items;
+    const r = await call("POST", `/api/runs/${run!.id}/rerun`);
+    expect(r.status).toBe(201);
+    expect(r.body.id).not.toBe(id);
+    expect(await jobs.get(r.body.id)).toMatchObject({ job: "plain", status: "queued", payload: { n: 77 }, correlationId: "again-1" });
+  });
+});
+
+describe("client.waitForResult", () => {
+  it("returns the output, typed by the job's output schema, once a tick has run it", async () => {
+    const { id } = await client.enqueue("invoice", { order: "B-2" });
+    const waiting = client.waitForResult(id, { timeoutMs: 10_000, intervalMs: 50 });
+    await sleep(200);
+    await tick();
+    const output = await waiting;
+    expectTypeOf(output).toEqualTypeOf<{ total: number; currency: "EUR" }>();
+    expect(output).toEqual({ total: 99.5, currency: "EUR" });
+    const other = await client.enqueue("plain", { n: 3 });
+    expectTypeOf(client.waitForResult(other.id)).resolves.toBeUnknown();
+  });
+
+  it("rejects with dead, timeout and not_found", async () => {
+    const { id } = await client.enqueue("doomed", {});
+    const pending = await client.waitForResult(id, { timeoutMs: 200, intervalMs: 50 }).catch((e: unknown) => e);
+    expect(pending).toBeInstanceOf(JobsWaitError);
+    expect(pending).toMatchObject({ code: "timeout", job: { status: "queued" } });
+    await tick();
+    await expect(client.waitForResult(id, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: "dead", message: expect.stringContaining("card declined") });
+    await expect(client.waitForResult(crypto.randomUUID())).rejects.toMatchObject({ code: "not_found" });
+  });
+});

@@ -60,12 +60,12 @@ export const sessions = (auth: Configured): Sessions => {
   };
 };
 
-/** Security headers for every dashboard response: no scripts at all, styles only from our own sheet, no framing. */
+/** Security headers for every dashboard response: scripts, styles and fetches only from the dashboard itself, no framing. */
 export const securityHeaders: MiddlewareHandler = async (c, next) => {
   await next();
   c.header(
     "Content-Security-Policy",
-    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   );
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "same-origin");

@@ -9,7 +9,10 @@ import type { AnyJobs } from "./dashboard-context.js";
 import { deadLetterPages } from "./pages/dead-letter-routes.js";
 import { jobPages } from "./pages/jobs.js";
 import { overviewPages } from "./pages/overview.js";
+import { runPages } from "./pages/run-routes.js";
 import { schedulePages } from "./pages/schedules.js";
+import { faviconResponse } from "./favicon.js";
+import { liveScript } from "./live.js";
 import { CSS } from "./style.js";
 
 
@@ -24,6 +27,8 @@ export interface DashboardOptions extends DashboardAuthOptions {
   readonly now?: () => Date;
   /** Called after replays and schedule runs put jobs in the queue (a deployment kicks a tick from here, as for API enqueues). */
   readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
+  /** How often open pages refresh their live parts, in ms, while the tab is visible. Default 3000; 0 turns it off. */
+  readonly refreshMs?: number;
 }
 
 export type Form = Record<string, string | File | Array<string | File>>;
@@ -34,7 +39,8 @@ const processEnv = (): Env => (typeof process !== "undefined" && process.env ? p
 
 /**
  * The dashboard as a Hono app, to mount with `app.route("/dashboard", createDashboard({ jobs }))`.
- * Server-rendered pages and plain forms; closed unless DASHBOARD_PASSWORD is set.
+ * Server-rendered pages and plain forms, with one small script that refreshes their live parts;
+ * closed unless DASHBOARD_PASSWORD is set.
  */
 export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
   const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
@@ -45,6 +51,9 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   app.get("/style.css", (c) =>
     c.body(CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
   );
+  const live = liveScript(options.refreshMs ?? 3_000);
+  app.get("/live.js", (c) => c.body(live, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=3600" }));
+  app.get("/favicon.ico", () => faviconResponse());
 
   if (!auth.configured) {
     app.all("*", (c) => c.html(<UnconfiguredPage base={base} problem={auth.problem} />, 503));
@@ -91,6 +100,7 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   const deps = { base, onEnqueued: options.onEnqueued };
   overviewPages(app, deps);
   jobPages(app, deps);
+  runPages(app, deps);
   deadLetterPages(app, deps);
   schedulePages(app, deps);
 

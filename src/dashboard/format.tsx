@@ -15,6 +15,15 @@ export const span = (ms: number): string => {
   return `${Math.floor(h / 24)} d ${h % 24} h`;
 };
 
+/** A duration for axes and percentiles: `250 ms`, `2.5 s`, `30 s`, `5 min`, `2 h`, `3 d`. */
+export const dur = (ms: number): string => {
+  const r = (n: number, u: string) => `${Math.round(n * 10) / 10} ${u}`;
+  return ms < 1e3 ? `${Math.round(ms)} ms` : ms < 6e4 ? r(ms / 1e3, "s") : ms < 36e5 ? r(ms / 6e4, "min") : ms < 1728e5 ? r(ms / 36e5, "h") : r(ms / 864e5, "d");
+};
+
+/** A count with thousands separators; `10,000+` when it was counted only up to a bound. */
+export const num = (n: number, lowerBound?: boolean): string => `${n.toLocaleString("en-US")}${lowerBound ? "+" : ""}`;
+
 export const relative = (iso: string, now = Date.now()): string => {
   const d = Date.parse(iso) - now;
   return d >= 0 ? `in ${span(d)}` : `${span(-d)} ago`;

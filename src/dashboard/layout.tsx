@@ -1,16 +1,17 @@
 import { raw } from "hono/html";
 import type { Child, FC, PropsWithChildren } from "hono/jsx";
 
-export type Section = "overview" | "jobs" | "dead" | "schedules";
+export type Section = "overview" | "jobs" | "runs" | "dead" | "schedules";
 
 const NAV: ReadonlyArray<[Section, string, string]> = [
   ["overview", "", "Overview"],
   ["jobs", "/jobs", "Jobs"],
+  ["runs", "/runs", "Runs"],
   ["dead", "/dead-letters", "Dead letters"],
   ["schedules", "/schedules", "Schedules"],
 ];
 
-export const Document: FC<PropsWithChildren<{ title: string; base: string }>> = ({ title, base, children }) => (
+export const Document: FC<PropsWithChildren<{ title: string; base: string; script?: boolean }>> = ({ title, base, script, children }) => (
   <>
     {raw("<!doctype html>")}
     <html lang="en">
@@ -20,10 +21,19 @@ export const Document: FC<PropsWithChildren<{ title: string; base: string }>> = 
         <meta name="referrer" content="same-origin" />
         <title>{`${title} · pgtick`}</title>
         <link rel="stylesheet" href={`${base}/style.css`} />
+        <link rel="icon" href={`${base}/favicon.ico`} />
+        {script ? <script src={`${base}/live.js`} defer /> : null}
       </head>
       <body>{children}</body>
     </html>
   </>
+);
+
+/** A region the page's script refreshes in place (see live.ts): its id must be stable and unique. */
+export const Live: FC<PropsWithChildren<{ id: string }>> = ({ id, children }) => (
+  <div id={id} data-live="">
+    {children}
+  </div>
 );
 
 /** Hidden CSRF field every state-changing form carries. */
@@ -39,7 +49,7 @@ export interface PageProps {
 }
 
 export const Page: FC<PropsWithChildren<PageProps>> = ({ title, base, section, csrf, notice, alert, children }) => (
-  <Document title={title} base={base}>
+  <Document title={title} base={base} script>
     <a class="skip" href="#main">
       Skip to content
     </a>
@@ -47,6 +57,11 @@ export const Page: FC<PropsWithChildren<PageProps>> = ({ title, base, section, c
       <a class="brand" href={`${base}/`}>
         pgtick
       </a>
+      {/* On a phone the nav folds behind this toggle (CSS only: the pages work without their script). */}
+      <input type="checkbox" id="menu" class="menu-t" aria-label="Menu" />
+      <label for="menu" class="menu-b" aria-hidden="true">
+        Menu
+      </label>
       <nav aria-label="Dashboard">
         {NAV.map(([key, path, label]) => (
           <a href={`${base}${path || "/"}`} aria-current={key === section ? "page" : undefined}>

@@ -21,6 +21,10 @@ export const noticeFor = (done: string | undefined, n?: string, skippedText?: st
       ].filter(Boolean).join(" ");
     case "discarded":
       return `Discarded ${plural(k, "dead letter", "dead letters")}.`;
+    case "rerun":
+      return "Queued a new job with the run's payload.";
+    case "ran-now":
+      return "The job is due now: the next tick runs it.";
     case "paused":
       return "The schedule is paused.";
     case "resumed":

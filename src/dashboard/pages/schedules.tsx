@@ -4,7 +4,8 @@ import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
 import { enqueued, type Routes } from "../dashboard-context.js";
 import { pretty, Time } from "../format.js";
-import { Csrf, Page } from "../layout.js";
+import { Csrf, Live, Page } from "../layout.js";
+import { Kv } from "../parts.js";
 import { noticeFor } from "../notices.js";
 
 const NEXT_RUNS = 3;
@@ -24,72 +25,57 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
   alert,
 }) => (
   <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert}>
-    {schedules.length === 0 ? (
-      <p class="muted">This deployment defines no schedules (pass `schedules` to createJobs).</p>
-    ) : (
-      schedules.map((s) => (
-        <section class="card" aria-labelledby={`s-${s.name}`} id={`schedule-${s.name}`}>
-          <h2 id={`s-${s.name}`}>
-            {s.name} {s.paused ? <span class="badge paused">paused</span> : null}
-          </h2>
-          <p>{s.description}</p>
-          <dl class="kv">
-            <dt>Cron</dt>
-            <dd>
-              <code>{s.cron}</code> in {s.timezone}
-            </dd>
-            <dt>Job</dt>
-            <dd>
-              <a href={`${base}/jobs?job=${encodeURIComponent(s.job)}`}>{s.job}</a>
-            </dd>
-            <dt>Next runs</dt>
-            <dd>
-              {s.nextRuns.length === 0 ? (
-                <span class="muted">none while paused</span>
-              ) : (
-                <ol class="next-runs">
-                  {s.nextRuns.map((r) => (
-                    <li>
-                      <Time iso={r} /> <span class="muted">· {inZone(r, s.timezone)}</span>
-                    </li>
-                  ))}
-                </ol>
-              )}
-            </dd>
-            <dt>Last enqueued</dt>
-            <dd>
-              <Time iso={s.lastEnqueuedAt} />
-              {s.lastJobId ? (
-                <>
-                  {" "}
-                  <a href={`${base}/jobs/${s.lastJobId}`}>job</a>
-                </>
-              ) : null}
-            </dd>
-            <dt>Missed runs</dt>
-            <dd>{missedText(s.missed)}</dd>
-            <dt>Payload</dt>
-            <dd>
-              <pre>{pretty(s.payload)}</pre>
-            </dd>
-          </dl>
-          <div class="actions">
-            <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/${s.paused ? "resume" : "pause"}`} class="inline">
-              <Csrf token={csrf} />
-              <button type="submit" aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}>
-                {s.paused ? "Resume" : "Pause"}
-              </button>
-            </form>
-            <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/run`} class="inline">
-              <Csrf token={csrf} />
-              <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
-                Run now
-              </button>
-            </form>
-          </div>
-        </section>
-      ))
-    )}
+    <Live id="schedules">
+      {schedules.length === 0 ? (
+        <p class="muted">This deployment defines no schedules (pass `schedules` to createJobs).</p>
+      ) : (
+        schedules.map((s) => (
+          <section class="card" aria-labelledby={`s-${s.name}`} id={`schedule-${s.name}`}>
+            <h2 id={`s-${s.name}`}>
+              {s.name} {s.paused ? <span class="badge paused">paused</span> : null}
+            </h2>
+            <p>{s.description}</p>
+            <Kv
+              rows={[
+                ["Cron", <><code>{s.cron}</code> in {s.timezone}</>],
+                ["Job", <a href={`${base}/jobs?job=${encodeURIComponent(s.job)}`}>{s.job}</a>],
+                [
+                  "Next runs",
+                  s.nextRuns.length === 0 ? (
+                    <span class="muted">none while paused</span>
+                  ) : (
+                    <ol class="next-runs">
+                      {s.nextRuns.map((r) => (
+                        <li>
+                          <Time iso={r} /> <span class="muted">· {inZone(r, s.timezone)}</span>
+                        </li>
+                      ))}
+                    </ol>
+                  ),
+                ],
+                ["Last enqueued", <><Time iso={s.lastEnqueuedAt} />{s.lastJobId ? <> <a href={`${base}/jobs/${s.lastJobId}`}>job</a></> : null}</>],
+                ["Missed runs", missedText(s.missed)],
+                ["Payload", <pre>{pretty(s.payload)}</pre>],
+              ]}
+            />
+            <div class="actions">
+              <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/${s.paused ? "resume" : "pause"}`} class="inline">
+                <Csrf token={csrf} />
+                <button type="submit" aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}>
+                  {s.paused ? "Resume" : "Pause"}
+                </button>
+              </form>
+              <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/run`} class="inline">
+                <Csrf token={csrf} />
+                <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
+                  Run now
+                </button>
+              </form>
+            </div>
+          </section>
+        ))
+      )}
+    </Live>
   </Page>
 );
 

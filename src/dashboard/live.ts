@@ -1,0 +1,35 @@
+/**
+ * The page's only script, served as `live.js` (so the CSP can say script-src 'self'). Every `ms`
+ * it fetches the page it is on again and swaps in each `[data-live]` region by id: the server
+ * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
+ * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
+ * the session is gone (a redirect to the login). Its requests carry `x-pgtick-live: 1`.
+ */
+const SOURCE = `(()=>{
+if(!document.querySelector("[data-live]"))return;
+let t,busy;
+const poll=async()=>{
+clearTimeout(t);
+if(document.hidden||busy)return;
+busy=1;
+try{
+const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual"});
+if(r.type=="opaqueredirect"||r.status==401)return;
+const d=new DOMParser().parseFromString(await r.text(),"text/html");
+for(const n of document.querySelectorAll("[data-live]")){
+const m=d.getElementById(n.id);
+if(!m||n.contains(document.activeElement))continue;
+const on=[...n.querySelectorAll("input:checked")].map(i=>i.value);
+n.replaceWith(m);
+for(const i of m.querySelectorAll("input[type=checkbox]"))if(on.includes(i.value))i.checked=true;
+}
+}catch{}
+busy=0;
+if(!document.hidden)t=setTimeout(poll,MS);
+};
+document.addEventListener("visibilitychange",()=>document.hidden?clearTimeout(t):poll());
+t=setTimeout(poll,MS);
+})()`.replace(/\n/g, "");
+
+/** The script for a refresh every `ms` (0: none, and the pages stay as loaded). */
+export const liveScript = (ms: number): string => (ms > 0 ? SOURCE.replaceAll("MS", String(ms)) : "");

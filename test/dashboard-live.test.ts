@@ -1,0 +1,168 @@
+// Live pages in Chromium: the overview and a job's page change on their own as a tick runs
+// (no reload: a mark set on the window survives), Run now starts a delayed job, a job held
+// back by a limit says which, and the page stops asking while its tab is hidden.
+import { Hono } from "hono";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createDashboard } from "../src/dashboard/dashboard-app.js";
+import { defineJob } from "../src/index.js";
+import { launchBrowser, PASSWORD, screenshot, serve, type Served } from "./support/browser.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("dash_live");
+/** Runs of `held` wait here until the test lets them go. */
+const waiting: Array<() => void> = [];
+const release = () => waiting.splice(0).forEach((go) => go());
+const held = defineJob({
+  name: "held",
+  schema: z.object({ n: z.number() }),
+  concurrency: { limit: 1, key: () => "shared" },
+  handler: () => new Promise<{ done: true }>((go) => waiting.push(() => go({ done: true }))),
+});
+const quick = defineJob({ name: "quick", schema: z.object({ n: z.number() }), handler: () => {} });
+const jobs = h.make([held, quick]);
+const tick = () => jobs.tick({ budgetMs: 15_000 });
+
+/** Each change shows within this long: the page refreshes every 3 s (the default). */
+const LIVE = { timeout: 5_000, interval: 100 };
+
+let server: Served;
+let browser: Browser;
+let page: Page;
+const url = (path: string) => `${server.url}/dashboard${path}`;
+
+/** A mark that a reload would wipe. */
+const mark = (p: Page) => p.evaluate(() => Object.assign(window, { __kept: "yes" }));
+const kept = (p: Page) => p.evaluate(() => (window as unknown as { __kept?: string }).__kept);
+const badge = (p: Page) => p.locator("#job-status").textContent();
+
+beforeAll(async () => {
+  const app = new Hono();
+  app.route("/dashboard", createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD } }));
+  server = await serve(app.fetch);
+  browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  context.setDefaultTimeout(8_000);
+  page = await context.newPage();
+  await page.goto(url("/login"));
+  await page.getByLabel("Dashboard password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL(url("/"));
+});
+
+afterAll(async () => {
+  release();
+  await browser?.close();
+  await server?.close();
+});
+
+describe("live dashboard pages", () => {
+  it("shows a job enqueued through the API on the open overview, and its page goes queued, running, succeeded, without a reload", async () => {
+    await page.goto(url("/"));
+    expect(await page.locator("#card-queued .n").textContent()).toBe("0");
+    await mark(page);
+    const { id } = await jobs.enqueue("held", { n: 1 });
+    await expect.poll(() => page.locator("#card-queued .n").textContent(), LIVE).toBe("1");
+    expect(await kept(page)).toBe("yes");
+
+    await page.goto(url(`/jobs/${id}`));
+    expect(await badge(page)).toBe("queued");
+    await mark(page);
+    const overview = await page.context().newPage();
+    await overview.goto(url("/"));
+
+    const ran = tick();
+    await expect.poll(() => badge(page), LIVE).toBe("running");
+    const state = await page.locator("#job").textContent();
+    for (const field of ["Started", "Running for", "Lease expires"]) expect(state).toContain(field);
+    // The overview, open meanwhile, marks the tick as running and counts it against the cap.
+    await expect.poll(() => overview.locator("#card-running .n").textContent(), LIVE).toBe("1");
+    await expect.poll(() => overview.locator("#tick-in-progress").count(), LIVE).toBe(1);
+    expect(await overview.locator("#card-ticks .n").textContent()).toBe(`1 of ${jobs.settings.maxTicks}`);
+    expect(await overview.locator("#last-tick").textContent()).toContain("Claimed so far1");
+    await screenshot(page, "20-live-job-running");
+
+    release();
+    await expect.poll(() => badge(page), LIVE).toBe("succeeded");
+    expect(await page.locator("#output").textContent()).toContain('"done": true');
+    expect(await kept(page)).toBe("yes");
+    await screenshot(page, "21-live-job-succeeded");
+    expect((await ran).succeeded).toBe(1);
+    await expect.poll(() => overview.locator("#tick-in-progress").count(), LIVE).toBe(0);
+    await overview.close();
+  });
+
+  it("says which limit a due job waits on", async () => {
+    const first = await jobs.enqueue("held", { n: 2 });
+    const second = await jobs.enqueue("held", { n: 3 });
+    const ran = tick();
+    await expect.poll(async () => (await jobs.get(first.id))?.status, LIVE).toBe("running");
+    await page.goto(url(`/jobs/${second.id}`));
+    expect(await badge(page)).toBe("queued");
+    expect(await page.locator("#waiting-on").textContent()).toBe("its concurrency limit: 1 of 1 running for key \"shared\"");
+    release();
+    // Once the first is done, the second is admitted: the page shows it running, then done.
+    await expect.poll(() => badge(page), LIVE).toBe("running");
+    expect(await page.locator("#waiting-on").count()).toBe(0);
+    release();
+    await expect.poll(() => badge(page), LIVE).toBe("succeeded");
+    expect((await ran).succeeded).toBe(2);
+  });
+
+  it("runs a delayed job now: Run now makes it due, and the next tick runs it", async () => {
+    const { id } = await jobs.enqueue("quick", { n: 4 }, { delayMs: 3_600_000 });
+    await page.goto(url(`/jobs/${id}`));
+    expect(await page.locator("#job").textContent()).toContain("delayed");
+    // A job that is already due has no Run now.
+    const due = await jobs.enqueue("quick", { n: 5 });
+    const other = await page.context().newPage();
+    await other.goto(url(`/jobs/${due.id}`));
+    expect(await other.getByRole("button", { name: "Run now" }).count()).toBe(0);
+    await other.close();
+
+    await page.getByRole("button", { name: "Run now" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("The job is due now");
+    const [row] = await h.rows<{ due: boolean }>(`SELECT run_at <= now() AS due FROM jobs_queue WHERE id = $1`, [id]);
+    expect(row!.due).toBe(true);
+    expect(await page.getByRole("button", { name: "Run now" }).count()).toBe(0);
+    await mark(page);
+    expect((await tick()).succeeded).toBe(2);
+    await expect.poll(() => badge(page), LIVE).toBe("succeeded");
+    expect(await kept(page)).toBe("yes");
+  });
+
+  it("updates the jobs list on its own, and stops asking while the tab is hidden", async () => {
+    const polls: string[] = [];
+    page.on("request", (r) => {
+      if (r.headers()["x-pgtick-live"] === "1") polls.push(r.url());
+    });
+    await page.goto(url("/jobs"));
+    expect(await page.getByText("No jobs match").count()).toBe(1);
+    const { id } = await jobs.enqueue("quick", { n: 6 }, { delayMs: 3_600_000 });
+    await expect.poll(() => page.locator(`a[href$="/jobs/${id}"]`).count(), LIVE).toBe(1);
+    expect(polls.length).toBeGreaterThan(0);
+    expect(new Set(polls)).toEqual(new Set([url("/jobs")]));
+
+    // What a browser does when the tab goes to the background.
+    const setHidden = (hidden: boolean) =>
+      page.evaluate((h) => {
+        Object.defineProperty(document, "hidden", { configurable: true, get: () => h });
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => (h ? "hidden" : "visible") });
+        document.dispatchEvent(new Event("visibilitychange"));
+      }, hidden);
+    await setHidden(true);
+    // Let a request already under way finish, then count: nothing more while hidden.
+    await page.waitForLoadState("networkidle");
+    const before = polls.length;
+    await jobs.cancel(id);
+    await page.waitForTimeout(7_000);
+    expect(polls.length).toBe(before);
+    expect(await page.locator(`a[href$="/jobs/${id}"]`).count()).toBe(1);
+
+    // Visible again: it asks at once and catches up.
+    await setHidden(false);
+    await expect.poll(() => page.locator(`a[href$="/jobs/${id}"]`).count(), { timeout: 2_000 }).toBe(0);
+    expect(polls.length).toBeGreaterThan(before);
+  });
+});

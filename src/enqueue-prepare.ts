@@ -1,6 +1,7 @@
 import { JobsError } from "./errors.js";
 import type { EnqueueItem } from "./enqueue.js";
 import { flowKeysFor } from "./flow/keys.js";
+import { newJobId } from "./ids.js";
 import type { AnyJob } from "./job.js";
 import { checkPayload, unstorable } from "./payload.js";
 import type { JobsSettings } from "./settings/library.js";
@@ -27,6 +28,7 @@ export const prepareJob = (
   settings: JobsSettings,
   item: EnqueueItem,
   where: Record<string, unknown> = {},
+  traceparent?: string,
 ): NewJobRow => {
   const { job, stored, parsed } = checkPayload(registry, item.job, item.payload, settings.maxPayloadBytes, where);
   let runAt: string | null = null;
@@ -64,7 +66,7 @@ export const prepareJob = (
     badOption(`maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`, where, "maxAttempts");
   }
   return {
-    id: crypto.randomUUID(),
+    id: newJobId(),
     job_name: job.name,
     payload: stored,
     run_at: runAt,
@@ -75,6 +77,7 @@ export const prepareJob = (
     correlation_id: shortText(item.correlationId, "correlationId", where),
     debounce_key: debounceKey,
     ...flowKeysFor(job, parsed, where),
+    ...(traceparent ? { traceparent } : {}),
   };
 };
 

@@ -78,8 +78,11 @@ export const enqueueMany = async (
   settings: JobsSettings,
   items: readonly EnqueueItem[],
   batch = true,
+  /** The trace context of the enqueueing request (an observer's), stored with every job of the batch. */
+  traceparent?: () => string | undefined,
 ): Promise<EnqueueResult[]> => {
-  const rows = items.map((item, index) => prepareJob(registry, settings, item, batch ? { index } : {}));
+  const trace = traceparent?.();
+  const rows = items.map((item, index) => prepareJob(registry, settings, item, batch ? { index } : {}, trace));
   // One statement may not touch a row twice: repeats of an idempotency key within the batch share
   // the first row; repeats of a debounce key, the last (the last payload wins).
   const byBatchKey = new Map<string, NewJobRow>();

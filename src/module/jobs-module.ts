@@ -3,6 +3,7 @@ import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import { type AnyJobs, createJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
+import type { Observer } from "../observe/observer.js";
 import type { ScheduleDefinition } from "../schedules/index.js";
 import type { JobsSettings, JobsSettingsInput } from "../settings/library.js";
 
@@ -22,6 +23,8 @@ export interface JobsModule {
   readonly seed?: (jobs: AnyJobs) => Promise<void>;
   /** Your own tables: `npm run migrate:deploy` runs this after the library's migrations. */
   readonly setup?: (db: Db) => Promise<void>;
+  /** Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel`. */
+  readonly observer?: Observer;
 }
 
 const isJob = (v: unknown): v is AnyJob =>
@@ -38,6 +41,9 @@ export const asJobsModule = (loaded: Record<string, unknown>, where = "the jobs 
   if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) throw bad("exports `schedules`, which must be an array of defineSchedule(...) results");
   for (const key of ["seed", "setup"] as const) if (mod[key] !== undefined && typeof mod[key] !== "function") throw bad(`exports \`${key}\`, which must be a function`);
   if (mod.settings !== undefined && (typeof mod.settings !== "object" || mod.settings === null)) throw bad("exports `settings`, which must be an object");
+  if (mod.observer !== undefined && (typeof mod.observer !== "object" || mod.observer === null)) {
+    throw bad("exports `observer`, which must be an object such as openTelemetry() from pgtick/otel");
+  }
   return mod as unknown as JobsModule;
 };
 
@@ -50,4 +56,5 @@ export const jobsFromModule = (mod: JobsModule, env: { readonly db: Db | PgLike;
     logger: env.logger,
     // Only when the module defines them: a tick given schedules syncs the table to that list.
     ...(mod.schedules ? { schedules: mod.schedules } : {}),
+    ...(mod.observer ? { observer: mod.observer } : {}),
   });

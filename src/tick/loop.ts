@@ -3,10 +3,14 @@ import { errorText } from "../error-text.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
 import type { FanOut, Handoff, SlotStep, TickCounts, TickRow } from "../store/tick/slot.js";
+import { addCounts, countsOf, ZERO_COUNTS } from "./counts.js";
+import { housekeepingFor } from "./housekeeping.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick } from "./live.js";
 import { logStep } from "./results-log.js";
-import { JobTimeout, Run } from "./run.js";
+import { lateSettler } from "./late.js";
+import { observeTick, type TickWatch } from "./observe.js";
+import { JobTimeout, Run, TickDeadline } from "./run.js";
 import { type Settlement, settlementFor } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
@@ -21,16 +25,6 @@ const RESERVE_MS = 30_000;
 /** A tick asks for more ticks at most this often. */
 const FAN_OUT_EVERY_MS = 1_000;
 
-class TickDeadline extends Error {
-  override readonly name = "TickDeadline";
-}
-
-const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
-const countsOf = (r: TickCounts): TickCounts => ({
-  claimed: r.claimed, succeeded: r.succeeded, retried: r.retried, deadLettered: r.deadLettered,
-  requeued: r.requeued, leaseLost: r.leaseLost, reclaimed: r.reclaimed,
-});
-
 /**
  * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
  * slot and claims up to its free concurrency, starts runs (the executor), hands
@@ -40,7 +34,9 @@ const countsOf = (r: TickCounts): TickCounts => ({
  * is fenced on the claim's lease token; every statement is bounded by the time
  * left plus the grace.
  */
-export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<TickReport> => {
+export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickReport> => observeTick(env, options, tickLoop);
+
+const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | undefined): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
   const { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs } = tickLimits(settings, options);
@@ -51,6 +47,9 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
   const tickOwner = crypto.randomUUID();
   const flow = env.flow;
+  // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
+  const history = settings.historyRetentionMs !== false;
+  const maxOutputBytes = history ? settings.maxOutputBytes : undefined;
   // Where the round-robin over keys resumes: each claim starts after the last key the previous one served.
   let flowCursor = "";
 
@@ -63,7 +62,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   let slot: { slot: number; owner: string } | undefined;
   let heldSlot: number | null = null;
   let tickRow: TickRow | null = null;
-  let carry: TickCounts = ZERO;
+  let carry: TickCounts = ZERO_COUNTS;
   let capped = false;
   let queueEmpty = false;
   let lastClaimAt = 0;
@@ -75,6 +74,8 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   let finishing = false;
   let failure: { error: unknown } | undefined;
   let requeuedIds: string[] = [];
+  let queue: TickReport["queue"] = null;
+  let cleaned: TickReport["cleaned"] = null;
   const lateClaims: Run[] = [];
 
   let wake: (() => void) | undefined;
@@ -103,7 +104,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   const bound = (final: boolean) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now());
   const send = (input: StepInput) => {
     statements++;
-    return runStep(db, tables, input, { timeoutMs: bound(input.slot?.mode === "release") });
+    return runStep(db, tables, { ...input, history }, { timeoutMs: bound(input.slot?.mode === "release") });
   };
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
@@ -118,35 +119,22 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     }
   };
 
-  // Late writes wait for the final statement, so the fence (not a race) decides them.
-  let finalWritten!: () => void;
-  const afterFinal = new Promise<void>((resolve) => (finalWritten = resolve));
-  const settleLate = async (s: Settlement) => {
-    await afterFinal;
-    try {
-      const result = await settle((input) => runStep(db, tables, input, { timeoutMs: MIN_STATEMENT_MS + graceMs }), { flowOut: flow?.enabled }, [s], logger);
-      const ok = [...result.completed, ...result.retried, ...result.deadLettered].includes(s.item.id);
-      logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", {
-        jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: s.kind === "dead" ? "dead-letter" : s.kind, late: true,
-      });
-    } catch (error) {
-      logger.log("warn", "late settlement not written", { jobId: s.item.id, error: errorText(error) });
-    }
-  };
+  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: MIN_STATEMENT_MS + graceMs }), flow?.enabled, logger);
 
   const start = (row: ClaimedRow, owner: string) => {
-    const run = new Run(row, owner);
+    const run = new Run(row, owner, history);
     if (finishing) return void lateClaims.push(run);
     runs.set(row.id, run);
+    watch?.start(run);
     const job = registry.get(row.job_name);
     void run.execute(job, logger, db).then((outcome) => {
       let s: Settlement;
       try {
-        s = settlementFor(run, job, outcome, random);
+        s = settlementFor(run, job, outcome, random, maxOutputBytes);
       } catch (error) {
-        s = settlementFor(run, job, { kind: "failed", error }, random);
+        s = settlementFor(run, job, { kind: "failed", error }, random, maxOutputBytes);
       }
-      if (run.abandoned) return void settleLate(s);
+      if (run.abandoned) return void late.settle(s);
       runs.delete(row.id);
       if (outcome.kind === "failed" && outcome.error instanceof JobTimeout && run.released) {
         // A handler past its own timeout keeps its slot until it returns.
@@ -164,13 +152,14 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
   /** Takes in what a statement did: logs per job, the slot, the runs it claimed, the ticks it asked for. */
   const absorb = (input: StepInput, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult) => {
     logStep(logger, settlements, requeue, result);
+    watch?.applied(settlements, requeue, result);
     if (result.tick) {
       tickRow = result.tick;
       if (input.slot?.mode === "take") (slot = { slot: result.tick.slot, owner: tickOwner }), (heldSlot = result.tick.slot);
     } else if (input.slot?.mode === "hold" && slot) {
       logger.log("warn", "tick slot lost: its lease expired and another tick took it; this tick claims no more", { slot: slot.slot });
       slot = undefined;
-    } else if (!slot) carry = Object.fromEntries(Object.entries(carry).map(([k, v]) => [k, v + result.counts[k as keyof TickCounts]])) as TickCounts;
+    } else if (!slot) carry = addCounts(carry, result.counts);
     if (input.slot?.mode === "take" && !result.slotFree) capped = true;
     const want = input.claim?.limit ?? 0;
     if (want > 0) {
@@ -245,6 +234,7 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
       reclaim: { limit: RECLAIM_LIMIT },
       probe: (env.extensions ?? []).flatMap((e) => e.probe(tables)),
     }, []);
+    queue = first?.queueMinute ?? null;
     let enqueued = 0;
     for (const extension of first ? (env.extensions ?? []) : []) {
       try {
@@ -291,13 +281,14 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     if (slot || settlements.length > 0 || requeue.length > 0) {
       const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
       const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
-      const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed() }));
-      const result = await step({ requeue: items, slot: release, flowOut: flow?.enabled }, settlements, requeue);
+      const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } }));
+      const result = await step({ requeue: items, slot: release, flowOut: flow?.enabled, housekeeping: slot ? housekeepingFor(settings) : undefined }, settlements, requeue);
       requeuedIds = result?.requeued ?? [];
+      if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }
   } finally {
-    finalWritten();
+    late.finalWritten();
   }
   const report: TickReport = {
     ...countsOf(tickRow ?? carry),
@@ -308,8 +299,11 @@ export const runTick = async (env: TickEnv, options: TickOptions = {}): Promise<
     slot: heldSlot,
     capped,
     spawned,
+    queue,
+    cleaned,
   };
   logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
+  watch?.end(report, failure?.error);
   if (failure) throw failure.error;
   return report;
 };

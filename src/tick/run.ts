@@ -1,8 +1,11 @@
+import { safeParse } from "zod/v4/core";
 import type { Db } from "../db.js";
 import { type AnyJob, type JobContext, jobLogger } from "../job.js";
 import type { Logger } from "../log.js";
+import type { SafeRun } from "../observe/safe.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
-import { parsePayload } from "../payload.js";
+import { describeIssues, parsePayload } from "../payload.js";
+import { LogRing } from "./run-record.js";
 
 /** What became of one run, before anything is decided about retries. */
 export type Outcome =
@@ -15,6 +18,29 @@ export type Outcome =
 export class JobTimeout extends Error {
   override readonly name = "JobTimeout";
 }
+
+/** Why a run still going at the tick's deadline is aborted (it is requeued). */
+export class TickDeadline extends Error {
+  override readonly name = "TickDeadline";
+}
+
+/** The handler returned something its job's `output` schema refuses: the attempt fails. */
+export class OutputMismatch extends Error {
+  override readonly name = "OutputMismatch";
+}
+
+/** The handler's return value through the job's `output` schema, if it has one. */
+const checkOutput = (job: AnyJob, value: unknown): unknown => {
+  if (!job.output) return value;
+  let parsed: ReturnType<typeof safeParse>;
+  try {
+    parsed = safeParse(job.output, value);
+  } catch (error) {
+    throw new OutputMismatch(`the output schema of ${job.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!parsed.success) throw new OutputMismatch(`the return value does not match the output schema of ${job.name}: ${JSON.stringify(describeIssues(parsed.error.issues))}`);
+  return parsed.data;
+};
 
 /**
  * One claimed job being run: the executor. Its abort signal is its own (aborted
@@ -31,12 +57,21 @@ export class Run {
    * timeout that is later than its outcome: it keeps its concurrency slot until then.
    */
   released: Promise<void> | undefined;
+  /** The run's `ctx.log` lines for its history row (only when history is recorded). */
+  readonly logs: LogRing | undefined;
+  /** The observer's view of this run (only with an observer): the handler runs within it. */
+  observation: SafeRun | undefined;
+  /** What the handler threw (or the timeout), for the observer: settlements keep only its text. */
+  error: unknown;
   private controller: AbortController | undefined;
   private reason: unknown;
   constructor(
     readonly row: ClaimedRow,
     readonly owner: string,
-  ) {}
+    record = false,
+  ) {
+    this.logs = record ? new LogRing() : undefined;
+  }
 
   abort(reason: unknown): void {
     this.reason ??= reason;
@@ -61,11 +96,15 @@ export class Run {
     const parsed = parsePayload(job, this.row.payload);
     if (!parsed.ok) return Promise.resolve({ kind: "invalid_payload", issues: parsed.issues });
     const { row } = this;
-    const ctx = new RunContext(this, db, jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id }));
-    const handled = Promise.resolve().then(() => job.handler(parsed.data, ctx));
+    const log = jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id });
+    const ring = this.logs;
+    const ctx = new RunContext(this, db, ring ? (level, msg, fields) => (ring.push(level, msg, fields), log(level, msg, fields)) : log);
+    const observation = this.observation;
+    const call = () => job.handler(parsed.data, ctx);
+    const handled = Promise.resolve().then(observation ? () => observation.within(call) : call).then((value) => checkOutput(job, value));
     const outcome = handled.then(
       (output): Outcome => ({ kind: "succeeded", output }),
-      (error: unknown): Outcome => ({ kind: "failed", error }),
+      (error: unknown): Outcome => ((this.error ??= error), { kind: "failed", error }),
     );
     if (job.timeoutMs === undefined) return outcome;
     this.released = outcome.then(() => undefined);
@@ -73,6 +112,7 @@ export class Run {
     return new Promise<Outcome>((resolve) => {
       const timer = setTimeout(() => {
         const error = new JobTimeout(`timed out after ${limit} ms`);
+        this.error = error;
         this.abort(error);
         resolve({ kind: "failed", error });
       }, limit);

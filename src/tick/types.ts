@@ -3,8 +3,10 @@ import type { Db } from "../db.js";
 import type { AnyJob } from "../job.js";
 import type { FlowSpec } from "../flow/spec.js";
 import type { Logger } from "../log.js";
+import type { SafeObserver } from "../observe/safe.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { Handoff, TickCounts } from "../store/tick/slot.js";
+import type { QueueMinute } from "../store/tick/step.js";
 
 export type { Handoff, TickCounts } from "../store/tick/slot.js";
 
@@ -48,6 +50,10 @@ export interface TickReport extends TickCounts {
   readonly capped: boolean;
   /** Extra ticks it asked for (fan-out and continuation). */
   readonly spawned: number;
+  /** The queue's depth and oldest wait, when this tick was the first of its minute (they are recorded once a minute). */
+  readonly queue: QueueMinute | null;
+  /** What the cleanup of old history, metrics and dead letters deleted, when this tick ran it. */
+  readonly cleaned: { readonly runs: number; readonly metrics: number; readonly deadLetters?: number } | null;
 }
 
 /**
@@ -71,4 +77,6 @@ export interface TickEnv {
   readonly random?: () => number;
   /** The jobs' limits (flow control), read once at createJobs. */
   readonly flow?: FlowSpec;
+  /** Sees the tick and its runs (tracing, metrics); absent, nothing is observed. */
+  readonly observer?: SafeObserver;
 }

@@ -1,0 +1,98 @@
+import { errorText } from "../error-text.js";
+import type { Logger } from "../log.js";
+import type { TickReport } from "../tick/types.js";
+import type { Observer, RunEnd, RunInfo, TickInfo } from "./observer.js";
+
+/** Version 00 of the W3C trace context header, lower-case hex, ids not all zeros. */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+export const isTraceparent = (value: unknown): value is string => typeof value === "string" && TRACEPARENT.test(value);
+
+export interface SafeRun {
+  within<T>(fn: () => T): T;
+  /** Only the first call counts. */
+  end(result: RunEnd): void;
+}
+
+export interface SafeTick {
+  within<T>(fn: () => T): T;
+  run(info: RunInfo): SafeRun | undefined;
+  /** Only the first call counts. */
+  end(report: TickReport | undefined, error?: unknown): void;
+}
+
+/** An observer as the queue calls it: never throws, and says what it returns is well formed. */
+export interface SafeObserver {
+  traceparent(): string | undefined;
+  tick(info: TickInfo): SafeTick | undefined;
+}
+
+/**
+ * Wraps a user's observer so that a hook that throws costs only its telemetry:
+ * the first failure is logged, the rest are silent, and the queue goes on.
+ */
+export const safeObserver = (observer: Observer, logger: Logger): SafeObserver => {
+  let logged = false;
+  const failed = (hook: string, error: unknown) => {
+    if (!logged) logger.log("warn", "observer failed; later failures are not logged", { hook, error: errorText(error) });
+    logged = true;
+  };
+  const attempt = <R>(hook: string, call: () => R): R | undefined => {
+    try {
+      return call();
+    } catch (error) {
+      failed(hook, error);
+      return undefined;
+    }
+  };
+  /** Calls `fn` inside the observer's `within`; a failure of the observer's own runs `fn` bare, one of `fn` is `fn`'s. */
+  const guardedWithin = <T>(hook: string, within: (<U>(fn: () => U) => U) | undefined, fn: () => T): T => {
+    if (!within) return fn();
+    // Set inside the callback, read after it: typed wide so the checks below are not narrowed away.
+    let state = "before" as "before" | "threw" | "returned";
+    let value: T | undefined;
+    try {
+      return within(() => {
+        try {
+          value = fn();
+        } catch (error) {
+          state = "threw";
+          throw error;
+        }
+        state = "returned";
+        return value;
+      });
+    } catch (error) {
+      if (state === "threw") throw error;
+      failed(hook, error);
+      return state === "returned" ? (value as T) : fn();
+    }
+  };
+  const once = <A extends unknown[]>(hook: string, f: (...args: A) => void) => {
+    let done = false;
+    return (...args: A) => {
+      if (done) return;
+      done = true;
+      attempt(hook, () => f(...args));
+    };
+  };
+  return {
+    traceparent() {
+      const value = observer.traceparent ? attempt("traceparent", () => observer.traceparent!()) : undefined;
+      return isTraceparent(value) ? value : undefined;
+    },
+    tick(info) {
+      const tick = observer.tick ? attempt("tick", () => observer.tick!(info)) : undefined;
+      if (!tick) return undefined;
+      return {
+        within: (fn) => guardedWithin("tick.within", tick.within?.bind(tick), fn),
+        run(runInfo) {
+          const run = tick.run ? attempt("run", () => tick.run!(runInfo)) : undefined;
+          if (!run) return undefined;
+          return { within: (fn) => guardedWithin("run.within", run.within.bind(run), fn), end: once("run.end", (result: RunEnd) => run.end(result)) };
+        },
+        end: once("tick.end", (report: TickReport | undefined, error?: unknown) => tick.end(report, error)),
+      };
+    },
+  };
+};

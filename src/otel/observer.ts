@@ -1,0 +1,107 @@
+import {
+  type Attributes, context, type Context, type Meter, type MeterProvider, metrics, type Span, SpanKind, SpanStatusCode, trace,
+  type Tracer, type TracerProvider,
+} from "@opentelemetry/api";
+import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation } from "../observe/observer.js";
+import type { TickReport } from "../tick/types.js";
+import { type Instruments, instrumentsFor } from "./metrics.js";
+import { ATTR, SCOPE, SPAN_RUN, SPAN_TICK } from "./names.js";
+import { formatTraceparent, parseTraceparent } from "./traceparent.js";
+
+export interface OpenTelemetryOptions {
+  /** Default: the tracer `pgtick` of `tracerProvider`. */
+  readonly tracer?: Tracer;
+  /** Default: the global one (`trace.getTracerProvider()`), looked up at each tick. */
+  readonly tracerProvider?: TracerProvider;
+  /** Default: the meter `pgtick` of `meterProvider`. */
+  readonly meter?: Meter;
+  /** Default: the global one (`metrics.getMeterProvider()`), looked up at each tick. */
+  readonly meterProvider?: MeterProvider;
+}
+
+/** Marks a span failed: the exception recorded (an Error, or the text of one), the status ERROR with its message. */
+const fail = (span: Span, error: unknown, fallback: string) => {
+  if (error instanceof Error) {
+    span.recordException(error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.name}: ${error.message}` });
+  } else {
+    const message = typeof error === "string" && error.length > 0 ? error : fallback;
+    if (error !== undefined) span.recordException(message);
+    span.setStatus({ code: SpanStatusCode.ERROR, message });
+  }
+};
+
+const reportAttributes = (r: TickReport): Attributes => ({
+  "pgtick.tick.claimed": r.claimed,
+  "pgtick.tick.succeeded": r.succeeded,
+  "pgtick.tick.retried": r.retried,
+  "pgtick.tick.dead_lettered": r.deadLettered,
+  "pgtick.tick.requeued": r.requeued,
+  "pgtick.tick.lease_lost": r.leaseLost,
+  "pgtick.tick.reclaimed": r.reclaimed,
+  "pgtick.tick.statements": r.statements,
+  "pgtick.tick.spawned": r.spawned,
+  "pgtick.tick.capped": r.capped,
+  ...(r.slot !== null ? { "pgtick.tick.slot": r.slot } : {}),
+  ...(r.queue ? { "pgtick.queue.due": r.queue.due, "pgtick.queue.running": r.queue.running, "pgtick.queue.oldest_wait_ms": r.queue.oldestWaitMs ?? 0 } : {}),
+});
+
+const runObservation = (tracer: Tracer, instruments: Instruments, parent: Context, queue: string, run: RunInfo): RunObservation => {
+  const enqueuedBy = parseTraceparent(run.traceparent);
+  const span = tracer.startSpan(`${SPAN_RUN} ${run.jobName}`, {
+    kind: SpanKind.CONSUMER,
+    attributes: {
+      [ATTR.queue]: queue, [ATTR.jobName]: run.jobName, [ATTR.jobId]: run.jobId, [ATTR.attempt]: run.attempt, [ATTR.maxAttempts]: run.maxAttempts,
+      ...(run.correlationId !== null ? { [ATTR.correlationId]: run.correlationId } : {}),
+    },
+    // A link, not a parent: the run belongs to the tick's trace and points back to the request that enqueued it.
+    links: enqueuedBy ? [{ context: enqueuedBy }] : [],
+  }, parent);
+  const own = trace.setSpan(parent, span);
+  return {
+    within: (fn) => context.with(own, fn),
+    end(result: RunEnd) {
+      span.setAttributes({ [ATTR.outcome]: result.outcome, [ATTR.durationMs]: result.durationMs, ...(result.reason ? { [ATTR.deadReason]: result.reason } : {}) });
+      if (result.outcome === "lease_lost") fail(span, result.error, "lease lost: another tick took the job over, or the settlement was not written");
+      else if (result.outcome === "retried") fail(span, result.error, "the attempt failed; it will be retried");
+      else if (result.outcome === "dead_lettered") fail(span, result.error, `dead-lettered (${result.reason ?? "failed"})`);
+      span.end();
+      instruments.run(queue, run.jobName, result);
+    },
+  };
+};
+
+const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInfo): TickObservation => {
+  const parent = context.active();
+  const span = tracer.startSpan(SPAN_TICK, {
+    kind: SpanKind.INTERNAL,
+    attributes: { [ATTR.queue]: info.queue, "pgtick.tick.budget_ms": info.budgetMs, "pgtick.tick.handoff": info.handoff },
+  }, parent);
+  const own = trace.setSpan(parent, span);
+  return {
+    within: (fn) => context.with(own, fn),
+    run: (run) => runObservation(tracer, instruments, own, info.queue, run),
+    end(report, error) {
+      if (report) span.setAttributes(reportAttributes(report));
+      if (report?.queue) instruments.queue(info.queue, report.queue);
+      if (error !== undefined) fail(span, error, "the tick failed");
+      span.end();
+    },
+  };
+};
+
+/**
+ * An observer (`createJobs({ observer })`) that makes OpenTelemetry spans and
+ * metrics of the queue through `@opentelemetry/api`: a span per tick (a child
+ * of whatever span is active, e.g. the platform's request span), a child span
+ * per run linked to the request that enqueued the job, and run and queue
+ * metrics. Without a registered SDK every call is a no-op.
+ */
+export const openTelemetry = (options: OpenTelemetryOptions = {}): Observer => ({
+  traceparent: () => formatTraceparent(trace.getSpanContext(context.active())),
+  tick(info) {
+    const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
+    const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+    return tickObservation(tracer, instrumentsFor(meter), info);
+  },
+});

@@ -1,0 +1,77 @@
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createJobs, defineJob, silentLogger } from "../src/index.js";
+import { openTelemetry } from "../src/otel/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("otel_metrics");
+
+// No global SDK in this file: the providers are passed in, and only they may see anything.
+const spans = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+// Exported only when flushed: the test decides when it reads.
+const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+const meterProvider = new MeterProvider({ readers: [reader] });
+const observer = openTelemetry({ tracerProvider, meterProvider });
+
+/** This queue's data points of each pgtick metric, as exported now. */
+const exported = async (prefix: string) => {
+  await reader.forceFlush();
+  const scope = exporter.getMetrics().at(-1)!.scopeMetrics.find((s) => s.scope.name === "pgtick")!;
+  return new Map(scope.metrics.map((m) => [m.descriptor.name, { unit: m.descriptor.unit, points: (m.dataPoints as DataPoint<unknown>[]).filter((p) => p.attributes["pgtick.queue"] === prefix) }]));
+};
+
+describe("OpenTelemetry metrics", () => {
+  it("counts runs by job and outcome, records their durations, and gauges the queue at the first tick of the minute", async () => {
+    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
+    const flaky = defineJob({ name: "flaky", schema: z.object({}), backoff: { baseMs: 60_000 }, handler: () => { throw new Error("down"); } });
+    const jobs = createJobs({ db: h.main, jobs: [ok, flaky], settings: { tablePrefix: "m1_" }, logger: silentLogger, observer });
+    await jobs.migrate();
+    await jobs.enqueueMany([{ job: "ok", payload: {} }, { job: "ok", payload: {} }, { job: "flaky", payload: {} }, { job: "ok", payload: {}, delayMs: 60_000 }]);
+    const report = await jobs.tick({ budgetMs: 10_000 });
+    expect(report).toMatchObject({ succeeded: 2, retried: 1 });
+    // A fresh queue: this tick was the first of its minute, and counted the three due jobs (not the delayed one).
+    expect(report.queue).toMatchObject({ due: 3, running: 0, oldestWaitMs: expect.any(Number) });
+
+    const m = await exported(jobs.tables.prefix);
+    const byRun = (name: string) => Object.fromEntries(m.get(name)!.points.map((p) => [`${p.attributes["pgtick.job.name"]} ${p.attributes["pgtick.run.outcome"]}`, p.value]));
+    expect(byRun("pgtick.runs")).toEqual({ "ok succeeded": 2, "flaky retried": 1 });
+    expect(m.get("pgtick.run.duration")!.unit).toBe("ms");
+    const durations = byRun("pgtick.run.duration") as Record<string, Histogram>;
+    expect(durations["ok succeeded"]!.count).toBe(2);
+    expect(durations["flaky retried"]!.count).toBe(1);
+    expect(durations["ok succeeded"]!.sum).toBeGreaterThanOrEqual(0);
+    const gauge = (name: string) => m.get(name)!.points.map((p) => p.value);
+    expect(gauge("pgtick.queue.due")).toEqual([3]);
+    expect(gauge("pgtick.queue.running")).toEqual([0]);
+    expect(gauge("pgtick.queue.oldest_wait")).toEqual([report.queue!.oldestWaitMs]);
+    expect(m.get("pgtick.queue.oldest_wait")!.unit).toBe("ms");
+
+    // The spans went to the provider passed in.
+    expect(spans.getFinishedSpans().map((s) => s.name).sort()).toEqual(["pgtick.run flaky", "pgtick.run ok", "pgtick.run ok", "pgtick.tick"]);
+  });
+});
+
+describe("without @opentelemetry/api", () => {
+  const bundle = async (entry: string) => {
+    const { build } = await import("esbuild");
+    const out = await build({
+      stdin: { contents: `export * from "${entry}";`, resolveDir: process.cwd(), loader: "ts" },
+      bundle: true, write: false, metafile: true, format: "esm", platform: "node", logLevel: "silent", external: ["pg-native"],
+    });
+    return { inputs: Object.keys(out.metafile.inputs), code: out.outputFiles[0]!.text };
+  };
+
+  it("bundles the library and its platform entry points without it: only pgtick/otel imports it", async () => {
+    for (const entry of ["pgtick", "pgtick/cloudflare", "pgtick/vercel/tick"]) {
+      const { inputs, code } = await bundle(entry);
+      expect(inputs.filter((f) => f.includes("@opentelemetry")), entry).toEqual([]);
+      expect(code, entry).not.toContain("@opentelemetry");
+    }
+    const otel = await bundle("pgtick/otel");
+    expect(otel.inputs.some((f) => f.includes("node_modules/@opentelemetry/api/"))).toBe(true);
+  });
+});

@@ -1,0 +1,57 @@
+// The README says what the code does: its settings tables are rendered from the settings
+// catalog, its marked examples are extracted into examples/readme/ (type-checked by
+// `npm run typecheck`), and the runnable ones run here against a real PostgreSQL.
+import { readdirSync, readFileSync } from "node:fs";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { EXAMPLES_DIR, exampleFile, exampleSource, examplesOf, README, withSettingsTables } from "../scripts/gen-readme.js";
+import { VARS } from "../src/settings/catalog.js";
+import { freshDatabase } from "./support/db.js";
+
+const text = readFileSync(README, "utf8");
+const examples = examplesOf(text);
+
+describe("the README", () => {
+  it("shows the settings tables as src/settings/catalog.ts has them (npm run gen:readme)", () => {
+    expect(withSettingsTables(text)).toBe(text);
+    // Every variable the project reads appears in one of them.
+    for (const name of Object.keys(VARS)) expect(text, name).toContain(`| \`${name}\` |`);
+  });
+
+  it("has its examples in examples/readme, as extracted (npm run gen:readme)", () => {
+    expect(examples.length).toBeGreaterThanOrEqual(8);
+    expect(readdirSync(EXAMPLES_DIR).sort()).toEqual(examples.map((e) => exampleFile(e)).sort());
+    for (const e of examples) expect(readFileSync(`${EXAMPLES_DIR}/${exampleFile(e)}`, "utf8"), e.name).toBe(exampleSource(e));
+  });
+});
+
+describe("the README's runnable examples", () => {
+  const dropped: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const drop of dropped) await drop();
+  });
+
+  it.each(examples.filter((e) => e.run).map((e) => [e.name, e] as const))("%s runs against a real PostgreSQL", async (_name, e) => {
+    const database = await freshDatabase(`readme_${e.name.replace(/-/g, "_")}`);
+    dropped.push(database.drop);
+    const logged: unknown[][] = [];
+    // The library's default logger writes JSON lines to console.log too: those are not the example's own output.
+    const ownOutput = (args: unknown[]) => !(typeof args[0] === "string" && args[0].startsWith('{"time":'));
+    const log = vi.spyOn(console, "log").mockImplementation((...args: unknown[]) => void (ownOutput(args) && logged.push(args)));
+    const before = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = database.url;
+    try {
+      await import(`${EXAMPLES_DIR}/${exampleFile(e)}`);
+    } finally {
+      process.env.DATABASE_URL = before;
+      log.mockRestore();
+    }
+    // What the examples print is what their comments say.
+    if (e.name === "library") expect(logged[0]).toEqual([2, { messageId: expect.stringMatching(/^m-/) }]);
+    if (e.name === "flow-control") expect(logged).toEqual([[true, true], [5], [null]]);
+    if (e.name === "history") {
+      expect(logged[0]).toEqual(["succeeded", { url: "https://img.example/a.png?w=200", bytes: 1234 }]);
+      expect(logged[1]).toEqual([["retried", "succeeded"]]);
+      expect(logged[2]).toEqual([["resizing"]]);
+    }
+  }, 60_000);
+});

@@ -2,7 +2,7 @@
 // /api/tick, they overlap as on a platform, and stop waits for the ticks it runs.
 import { describe, expect, it } from "vitest";
 import { createLocalPlatform, nextSlot } from "../src/dev/local-platform.js";
-import { readTickRequest } from "../src/platform/tick-request.js";
+import { readTickRequest } from "../src/http/tick-request.js";
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
 

@@ -13,6 +13,7 @@ import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
 import { replayDeadLetter } from "../store/admin/replay.js";
 import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { getStats, type Stats } from "../store/admin/stats.js";
+import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
 import type { Tables } from "../store/shared/tables.js";
@@ -46,6 +47,11 @@ export interface QueueAdmin {
   run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
   /** Queue depth, oldest wait, dead letters per job, the last hour per minute, the ticks. */
   stats(): Promise<Stats>;
+  /**
+   * What the dashboard's charts draw over `range` (`1h`, default; `24h`; `7d`): throughput per
+   * bucket and job, queue depth and oldest wait, duration percentiles. `invalid_options` for another range.
+   */
+  series(range?: string): Promise<Series>;
   /** Whether the database answers and when a tick last ran. */
   health(): Promise<{ ok: true; lastTickAt: string | null }>;
   readonly deadLetters: DeadLettersAdmin;
@@ -113,6 +119,7 @@ export const queueAdmin = (env: {
       });
       return { ...stats, flowRunning };
     },
+    series: (range) => getSeries(db, t, seriesRange(range)),
     async health() {
       return { ok: true, ...(await readHealth(db, t)) };
     },

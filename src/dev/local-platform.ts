@@ -1,6 +1,6 @@
 import { errorText } from "../error-text.js";
 import { coalesced, postTick } from "../platform/kick.js";
-import type { TickRequest } from "../platform/tick-request.js";
+import type { TickRequest } from "../http/tick-request.js";
 import type { Handoff } from "../tick/types.js";
 
 /** The next multiple of the interval after `now`: a 1-minute interval fires at :00 like a platform cron. */

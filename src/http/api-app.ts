@@ -5,7 +5,7 @@ import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
 import type { TickOptions, TickReport } from "../tick/types.js";
-import type { TickRequest } from "../platform/tick-request.js";
+import type { TickRequest } from "./tick-request.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { type AnyJobs, type ApiConfig, type ApiEnv, type Handlers, notifyEnqueued } from "./api-context.js";

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AnyJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
 import type { TickOptions, TickReport } from "../tick/types.js";
-import type { TickRequest } from "../platform/tick-request.js";
+import type { TickRequest } from "./tick-request.js";
 import type { Secrets } from "./auth.js";
 
 import type { RouteName } from "./route-table.js";

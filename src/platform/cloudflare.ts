@@ -12,7 +12,7 @@ import { deploymentApp } from "./deployment-app.js";
 import { type Deployment, logSpawnError, runInvocationTick, wakeDeployment } from "./invocation.js";
 import { coalesced } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
-import { type TickRequest, tickRequest } from "./tick-request.js";
+import { type TickRequest, tickRequest } from "../http/tick-request.js";
 import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type WorkerScheduledController } from "./workers.js";
 
 /** The name of the service binding to the worker itself (wrangler.toml's `[[services]]`). */

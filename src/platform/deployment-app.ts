@@ -6,7 +6,7 @@ import type { TickReport } from "../tick/types.js";
 import { platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
 import type { Deployment } from "./invocation.js";
-import type { TickRequest } from "./tick-request.js";
+import type { TickRequest } from "../http/tick-request.js";
 
 export interface DeploymentApp extends Deployment {
   /** Opens a connection for one API request; the app closes it when the response is done. */

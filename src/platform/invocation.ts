@@ -6,7 +6,7 @@ import { wakeLiveTicks } from "../tick/live.js";
 import type { Handoff, TickReport } from "../tick/types.js";
 import { kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
-import type { TickRequest } from "./tick-request.js";
+import type { TickRequest } from "../http/tick-request.js";
 
 /** A deployment of a jobs module on a platform: what every invocation there shares. */
 export interface Deployment {

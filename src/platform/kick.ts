@@ -2,7 +2,7 @@ import { read } from "../settings/catalog.js";
 import type { Env } from "../settings/parse.js";
 import { kickEnabled } from "./budget.js";
 import { logSpawnError } from "./invocation.js";
-import { type TickRequest, tickRequest } from "./tick-request.js";
+import { type TickRequest, tickRequest } from "../http/tick-request.js";
 
 export { kickEnabled } from "./budget.js";
 

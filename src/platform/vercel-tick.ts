@@ -9,7 +9,7 @@ import { deploymentApp } from "./deployment-app.js";
 import { logSpawnError, runInvocationTick } from "./invocation.js";
 import { canPostTick, postTick } from "./kick.js";
 import { pgPool } from "./pg.js";
-import type { TickRequest } from "./tick-request.js";
+import type { TickRequest } from "../http/tick-request.js";
 import type { VercelOptions } from "./vercel.js";
 
 /** This invocation's limit: Vercel knows its deadline; without it (local runs, tests) maxDuration stands. */

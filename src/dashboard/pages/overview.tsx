@@ -1,6 +1,6 @@
 import type { FC } from "hono/jsx";
 import type { Stats } from "../../store/admin/stats.js";
-import { getSeries, type Series, type SeriesRange, seriesRange } from "../../store/admin/series.js";
+import type { Series, SeriesRange } from "../../store/admin/series.js";
 import { Durations } from "../charts/durations.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import { q, type Routes, userError } from "../dashboard-context.js";
@@ -43,14 +43,15 @@ const Overview: FC<Props> = ({ base, csrf, stats, series, range, maxTicks, error
 const overview = async (base: string, c: DashboardContext) => {
   const jobs = c.var.jobs;
   const props = { base, csrf: c.var.session.csrf, maxTicks: jobs.settings.maxTicks };
-  let range: SeriesRange = "1h";
+  let read: [Stats, Series];
   try {
-    range = seriesRange(q(c.req.query("range")));
+    read = await Promise.all([jobs.stats(), jobs.series(q(c.req.query("range")))]);
   } catch (e) {
+    const range: SeriesRange = "1h";
     return c.html(<Overview {...props} stats={await jobs.stats()} range={range} error={userError(e)} />, 400);
   }
-  const [stats, series] = await Promise.all([jobs.stats(), getSeries(jobs.db, jobs.tables, range)]);
-  return c.html(<Overview {...props} stats={stats} series={series} range={range} />);
+  const [stats, series] = read;
+  return c.html(<Overview {...props} stats={stats} series={series} range={series.range} />);
 };
 
 export const overviewPages: Routes = (app, { base }) => {

@@ -1,5 +1,5 @@
 import { errorText } from "../../error-text.js";
-import { readTickRequest } from "../../platform/tick-request.js";
+import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
 import { errorResponse } from "../api-errors.js";

@@ -1,6 +1,10 @@
 /** What `--systems` can name: a system, or a peer in a second configuration. */
 export type SystemKey = "ours" | "bare-sql" | "pg-boss" | "graphile-worker" | "graphile-worker-500";
 
+/** The sections beside the drains, which `--skip` can leave out. */
+export type SectionKey = "history" | "flow" | "fleet";
+const SECTIONS: readonly SectionKey[] = ["history", "flow", "fleet"];
+
 export interface BenchOptions {
   readonly quick: boolean;
   /** Jobs per drain run. */
@@ -12,12 +16,14 @@ export interface BenchOptions {
   /** Jobs per bulk-enqueue call. */
   readonly chunk: number;
   readonly out: string;
+  readonly skip: ReadonlySet<SectionKey>;
 }
 
 const ALL: readonly SystemKey[] = ["ours", "bare-sql", "pg-boss", "graphile-worker", "graphile-worker-500"];
 
 export const USAGE = `usage: npm run bench -- [--quick] [--n 20000] [--runs 3] [--concurrency 10,32,100]
-                       [--systems ours,bare-sql,pg-boss,graphile-worker,graphile-worker-500] [--chunk 1000] [--out bench/results.json]`;
+                       [--systems ours,bare-sql,pg-boss,graphile-worker,graphile-worker-500] [--chunk 1000] [--out bench/results.json]
+                       [--skip history,flow,fleet]`;
 
 const positive = (name: string, value: string | undefined): number => {
   const n = Number(value);
@@ -37,11 +43,13 @@ export const parseOptions = (argv: readonly string[]): BenchOptions => {
   }
   if (flags.has("help")) throw new Error(USAGE);
   for (const key of values.keys()) {
-    if (!["n", "runs", "concurrency", "systems", "chunk", "out"].includes(key)) throw new Error(`unknown option --${key}\n${USAGE}`);
+    if (!["n", "runs", "concurrency", "systems", "chunk", "out", "skip"].includes(key)) throw new Error(`unknown option --${key}\n${USAGE}`);
   }
   const quick = flags.has("quick");
   const systems = (values.get("systems")?.split(",") ?? ALL) as SystemKey[];
   for (const s of systems) if (!ALL.includes(s)) throw new Error(`unknown system ${JSON.stringify(s)}; one of ${ALL.join(", ")}`);
+  const skip = (values.get("skip")?.split(",").filter(Boolean) ?? []) as SectionKey[];
+  for (const s of skip) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${JSON.stringify(s)}; one of ${SECTIONS.join(", ")}`);
   return {
     quick,
     n: values.has("n") ? positive("n", values.get("n")) : quick ? 2_000 : 20_000,
@@ -50,5 +58,6 @@ export const parseOptions = (argv: readonly string[]): BenchOptions => {
     systems,
     chunk: values.has("chunk") ? positive("chunk", values.get("chunk")) : 1_000,
     out: values.get("out") ?? "bench/results.json",
+    skip: new Set(skip),
   };
 };

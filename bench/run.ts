@@ -1,19 +1,26 @@
 // npm run bench [-- --quick]: drains, statements, idle tick, enqueue and
 // latency for pgtick, side by side with pg-boss, graphile-worker and a
-// bare-SQL baseline, all in one process on one PostgreSQL server.
+// bare-SQL baseline, all in one process on one PostgreSQL server; then ours
+// alone: run history on vs off, flow control's cost, the fleet (fan-out across
+// invocations) and new jobs starting while a tick is busy.
 // npm run bench -- scale [--quick]: reads as the tables grow (bench/scale/run.ts).
 import { writeFileSync } from "node:fs";
 import { installDriverCounter } from "./counting.js";
 import { machine } from "./machine.js";
+import { measureBusyLatency } from "./measure/busy.js";
 import { measureDrains } from "./measure/drain.js";
+import { measureFleet } from "./measure/fleet.js";
+import { measureFlow } from "./measure/flow.js";
+import { measureHistory } from "./measure/history.js";
 import { measureHttpEnqueue } from "./measure/http.js";
 import { measureIdleTick } from "./measure/idle.js";
 import { measureLatency } from "./measure/latency.js";
-import { parseOptions, type SystemKey } from "./options.js";
+import { type BenchOptions, parseOptions, type SystemKey } from "./options.js";
 import { loadPeers, type Peers } from "./peers.js";
 import { bulkRates, drainRows, goals, ratios, render, type Results } from "./report.js";
+import type { SectionResults } from "./report-sections.js";
 import { mainScale } from "./scale/run.js";
-import { startServer } from "./server.js";
+import { type BenchServer, startServer } from "./server.js";
 import { bareSql } from "./systems/bare-sql.js";
 import { graphileWorker } from "./systems/graphile-worker.js";
 import { ours } from "./systems/ours.js";
@@ -22,7 +29,7 @@ import type { DrainSystem } from "./systems/system.js";
 
 /** `peers()` installs and loads pg-boss and graphile-worker, for the systems that need them. */
 const FACTORIES: Record<SystemKey, (url: string, database: string, peers: () => Promise<Peers>) => Promise<DrainSystem>> = {
-  ours,
+  ours: (url, database) => ours(url, database),
   "bare-sql": bareSql,
   "pg-boss": async (url, database, peers) => pgBoss(await peers(), url, database),
   "graphile-worker": async (url, database, peers) => graphileWorker(await peers(), url, database, "recommended"),
@@ -30,6 +37,36 @@ const FACTORIES: Record<SystemKey, (url: string, database: string, peers: () => 
 };
 
 const stderr = (line: string) => void process.stderr.write(`${line}\n`);
+
+/** Concurrency of the history and flow drains, and the fleet's per tick. */
+const SECTION_CONCURRENCY = 32;
+const FLEET_CONCURRENCY = 10;
+
+/** Run history on/off, flow control's cost and the fleet, each in databases of its own. */
+const measureSections = async (server: BenchServer, tag: string, o: BenchOptions, log: (line: string) => void): Promise<SectionResults> => {
+  const drains = { n: o.n, concurrency: SECTION_CONCURRENCY, chunk: o.chunk };
+  const history = o.skip.has("history") ? null : await measureHistory(server, tag, { ...drains, rounds: o.quick ? o.runs : o.runs + 2 }, log);
+  const flow = o.skip.has("flow")
+    ? null
+    : await measureFlow(
+        server,
+        tag,
+        { ...drains, rounds: o.runs, claimLevels: o.quick ? [10_000, 100_000] : [10_000, 1_000_000], claimSamples: o.quick ? 20 : 50 },
+        log,
+      );
+  let fleet: SectionResults["fleet"] = null;
+  if (!o.skip.has("fleet")) {
+    const plan = { jobs: o.n, jobMs: 50, concurrency: FLEET_CONCURRENCY, levels: [1, 2, 4, 8], chunk: o.chunk };
+    const levels = await measureFleet(await server.createDatabase(`bench_${tag}_fleet`), plan, log);
+    const busy = await measureBusyLatency(
+      await server.createDatabase(`bench_${tag}_busy`),
+      { longJobMs: o.quick ? 6_000 : 30_000, woken: o.quick ? 50 : 200, notWoken: o.quick ? 5 : 20 },
+      log,
+    );
+    fleet = { jobs: plan.jobs, jobMs: plan.jobMs, concurrency: plan.concurrency, levels, busy };
+  }
+  return { history, flow, fleet };
+};
 
 /** Runs the whole benchmark; `log` gets the progress lines (stderr by default). */
 export const runBench = async (argv: readonly string[], log: (line: string) => void = stderr): Promise<Results> => {
@@ -76,15 +113,18 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
     const latency = {
       ...measured,
       note:
-        `Sent POST /api/jobs → handler start. Kick on: onEnqueued runs a coalesced tick (src/platform/kick.ts) in the same process. ` +
+        `Sent POST /api/jobs → handler start. Kick on: onEnqueued wakes a running tick with room (jobs.wake()), else runs a coalesced tick (src/platform/kick.ts) in the same process. ` +
         `Kick off: a cron ticks every ${cronPeriodMs} ms here (scaled down from the platform's 60 s, where the wait is ~30 s at p50).`,
     };
+
+    const sections = await measureSections(server, tag, options, log);
 
     notes.push(
       "Peers' clocks stop when their last handler returns; writing their last completion is not timed (ours is: the tick returns after its final settle).",
       "graphile-worker: concurrentJobs = concurrency, completeJobBatchDelay = failJobBatchDelay = 0, pool max(10, concurrency + 2); localQueue.size = concurrency + 1 (its docs' recommended starting point, the peer the goals use) and, as a second row, 500 (its performance page), which locks up to 500 jobs ahead of the workers.",
       "pg-boss: one worker, batchSize = concurrency, burstWhenBatchFull, maintenance/cron/instance registry off.",
       "Statements per job include each peer's worker start-up and shutdown statements; bulk enqueue is timed while filling the queue for each drain.",
+      "Drains of ours (the table above, history and flow control) are one tick invocation each, no fan-out: the per-invocation figure the peers are compared with. The fleet section fans out.",
     );
     const partial = {
       date: new Date().toISOString(),
@@ -98,6 +138,7 @@ export const runBench = async (argv: readonly string[], log: (line: string) => v
       idleTick,
       enqueue,
       latency,
+      ...sections,
       notes,
     };
     const results: Results = { ...partial, goals: goals(partial) };

@@ -39,8 +39,9 @@ export const measureLatency = async (url: string, plan: LatencyPlan): Promise<{ 
   const app = createApp({
     jobs,
     env: { JOBS_API_TOKEN: TOKEN },
-    // Not awaited: the response goes out while the kicked tick runs (waitUntil on Vercel).
-    onEnqueued: ({ dueNow }) => void (kickOn && dueNow && kick()),
+    // As the platform entry points do: wake a running tick with room, else kick one. Not awaited:
+    // the response goes out while the kicked tick runs (waitUntil on Vercel).
+    onEnqueued: ({ dueNow }) => void (kickOn && dueNow && !jobs.wake() && kick()),
   });
   const { server, port } = await new Promise<{ server: ReturnType<typeof serve>; port: number }>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve({ server: s, port: info.port }));

@@ -1,6 +1,7 @@
 // The floor: our own step statements in a tight loop, with no dispatcher
 // (no handlers, no timers, no logging). A claim of N, then one statement that
-// settles those N and claims the next N.
+// settles those N and claims the next N, writing their run history as the
+// statements of a tick with the default settings do. One statement at a time.
 import { fromPg } from "../../src/index.js";
 import type { ClaimedRow } from "../../src/store/tick/claim.js";
 import { runStep } from "../../src/store/tick/step.js";
@@ -21,8 +22,9 @@ export const bareSql = async (url: string, database: string): Promise<DrainSyste
       for (;;) {
         const owner = crypto.randomUUID();
         const result = await runStep(db, jobs.tables, {
-          complete: held.rows.map((r) => ({ id: r.id, owner: held.owner, durationMs: 0 })),
+          complete: held.rows.map((r) => ({ id: r.id, owner: held.owner, durationMs: 0, history: {} })),
           claim: { limit: concurrency, owner, leaseMs: 60_000 },
+          history: true,
         });
         done += result.completed.length;
         if (result.claimed.length === 0) break;

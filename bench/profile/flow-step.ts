@@ -47,7 +47,6 @@ try {
       const result = await runStep(db, jobs.tables, {
         complete: held.rows.map((r) => ({ id: r.id, owner: held.owner, durationMs: 0 })),
         claim: { limit: concurrency, owner, leaseMs: 60_000, flow },
-        flowOut: spec.enabled,
       });
       steps++;
       done += result.completed.length;

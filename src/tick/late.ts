@@ -8,7 +8,7 @@ import { settle } from "./settler.js";
  * Settlements of runs the deadline abandoned (they were requeued): each waits for the
  * tick's final statement, so the fence, not a race, decides whether it still counts.
  */
-export const lateSettler = (send: (input: StepInput) => Promise<StepResult>, flowOut: boolean | undefined, logger: Logger) => {
+export const lateSettler = (send: (input: StepInput) => Promise<StepResult>, logger: Logger) => {
   let finalWritten!: () => void;
   const afterFinal = new Promise<void>((resolve) => (finalWritten = resolve));
   return {
@@ -17,7 +17,7 @@ export const lateSettler = (send: (input: StepInput) => Promise<StepResult>, flo
     async settle(s: Settlement): Promise<void> {
       await afterFinal;
       try {
-        const result = await settle(send, { flowOut }, [s], logger);
+        const result = await settle(send, {}, [s], logger);
         const ok = [...result.completed, ...result.retried, ...result.deadLettered].includes(s.item.id);
         logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", {
           jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true,

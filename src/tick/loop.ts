@@ -24,6 +24,11 @@ const MIN_STATEMENT_MS = 1_000;
 const RESERVE_MS = 30_000;
 /** A tick asks for more ticks at most this often. */
 const FAN_OUT_EVERY_MS = 1_000;
+/**
+ * Keys one claim looks at: as many as it has slots (one due job per key fills it), at least 8 so
+ * that keys held at their limits leave others to find, at most 50 (each key costs the claim a probe).
+ */
+const flowKeysFor = (limit: number) => Math.min(50, Math.max(8, limit));
 
 /**
  * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
@@ -119,7 +124,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
   };
 
-  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: MIN_STATEMENT_MS + graceMs }), flow?.enabled, logger);
+  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: MIN_STATEMENT_MS + graceMs }), logger);
 
   const start = (row: ClaimedRow, owner: string) => {
     const run = new Run(row, owner, history);
@@ -203,8 +208,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
         ? { maxTicks: settings.maxTicks, concurrency, want: limit, bound: Math.min(10_000, concurrency * settings.maxTicks + limit), maxSpawn: settings.maxTicks - 1, reserveMs: RESERVE_MS }
         : undefined;
     if (fanOut) lastFanOutAt = Date.now();
-    const claimFlow = { limitsJson: flow?.limitsJson ?? "{}", split: flow?.enabled ?? false, cursor: flowCursor, maxKeys: Math.min(50, Math.max(8, 2 * limit)) };
-    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: claimFlow }, slot: slotStep, fanOut, flowOut: flow?.enabled };
+    const claimFlow = { limitsJson: flow?.limitsJson ?? "{}", split: flow?.enabled ?? false, cursor: flowCursor, maxKeys: flowKeysFor(limit) };
+    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: claimFlow }, slot: slotStep, fanOut };
   };
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff, carry });
 
@@ -220,7 +225,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const settlements = pending;
       pending = [];
       const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs() } : undefined;
-      void step(want > 0 ? claimInput(want, hold!) : { slot: hold, flowOut: flow?.enabled }, settlements);
+      void step(want > 0 ? claimInput(want, hold!) : { slot: hold }, settlements);
     }
   };
   /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
@@ -282,7 +287,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
       const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
       const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } }));
-      const result = await step({ requeue: items, slot: release, flowOut: flow?.enabled, housekeeping: slot ? housekeepingFor(settings) : undefined }, settlements, requeue);
+      const result = await step({ requeue: items, slot: release, housekeeping: slot ? housekeepingFor(settings) : undefined }, settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) spawn([{ slot: result.tick.slot, token: result.tick.owner }]);

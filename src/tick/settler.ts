@@ -69,11 +69,11 @@ export const settle = async (send: Send, input: StepInput, settlements: readonly
   for (const s of settlements) {
     let one: StepResult;
     try {
-      one = await send({ ...splitSettlements([s]), slot: hold, flowOut: input.flowOut, history: input.history });
+      one = await send({ ...splitSettlements([s]), slot: hold, history: input.history });
     } catch (error) {
       if (!refusedValue(error)) throw error;
       try {
-        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold, flowOut: input.flowOut, history: input.history });
+        one = await send({ ...splitSettlements([plainSettlement(s, `SQLSTATE ${sqlState(error)}`)]), slot: hold, history: input.history });
       } catch (again) {
         if (!refusedValue(again)) throw again;
         logger.log("error", "settlement could not be written; the lease will expire and the job be reclaimed", {

@@ -59,10 +59,17 @@ export const getJob = async (db: Db, t: Tables, id: string, spec?: FlowSpec): Pr
 
 /**
  * A queued, due job with limits: its keys and the state of the buckets it counts in, read in the
- * same statement, so the view can say which limit it waits on.
+ * same statement, so the view can say which limit it waits on. A concurrency bucket's count is its
+ * running jobs (as the admission counts them); a rate bucket's starts are in its flow row.
  */
-const flowState = (t: Tables, q: string) => `CASE WHEN ${q}.status = 'queued' AND ${q}.flow_key IS NOT NULL AND ${q}.run_at <= now() THEN jsonb_build_object(
+const flowState = (t: Tables, q: string) => {
+  const cbucket = `'c:' || ${q}.job_name || ':' || coalesce(${q}.concurrency_key, '')`;
+  return `CASE WHEN ${q}.status = 'queued' AND ${q}.flow_key IS NOT NULL AND ${q}.run_at <= now() THEN jsonb_build_object(
     'concurrencyKey', ${q}.concurrency_key, 'rateKeys', ${q}.rate_keys,
-    'buckets', (SELECT jsonb_object_agg(f.bucket, jsonb_build_object('running', f.running, 'starts', to_jsonb(f.starts))) FROM ${t.flow} f
-                WHERE f.bucket = 'c:' || ${q}.job_name || ':' || coalesce(${q}.concurrency_key, '')
-                   OR f.bucket IN (SELECT 'r:' || e.key || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e))) END`;
+    'buckets', (SELECT jsonb_object_agg(b.bucket, b.state) FROM (
+        SELECT ${cbucket} AS bucket, jsonb_build_object('running', (SELECT count(*) FROM (
+                 SELECT 1 FROM ${t.queue} r WHERE r.status = 'running' AND r.flow_bucket = ${cbucket}) c), 'starts', '[]'::jsonb) AS state
+        UNION ALL
+        SELECT f.bucket, jsonb_build_object('running', 0, 'starts', to_jsonb(f.starts)) FROM ${t.flow} f
+        WHERE f.bucket IN (SELECT 'r:' || e.key || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e)) b)) END`;
+};

@@ -109,8 +109,11 @@ export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
        'lastReportAt', (SELECT ${isoSql("coalesce(k.finished_at, k.started_at)")} FROM ${t.ticks} k
                         WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
        'ticksRunning', (SELECT count(*) FROM ${t.ticks} WHERE expires_at > now() AND NOT reserved),
+       -- Running jobs per concurrency bucket (a claim counts them so): as many as the fleet runs at once.
        'flowRunning', coalesce((SELECT jsonb_agg(jsonb_build_object('bucket', f.bucket, 'running', f.running) ORDER BY f.running DESC, f.bucket)
-                                FROM (SELECT bucket, running FROM ${t.flow} WHERE running > 0 ORDER BY running DESC, bucket LIMIT 50) f), '[]'::jsonb)) AS v`,
+                                FROM (SELECT flow_bucket AS bucket, count(*)::int AS running FROM ${t.queue}
+                                      WHERE status = 'running' AND flow_bucket IS NOT NULL
+                                      GROUP BY flow_bucket ORDER BY running DESC, bucket LIMIT 50) f), '[]'::jsonb)) AS v`,
   );
   return rows[0]!.v;
 };

@@ -49,7 +49,7 @@ export interface ClaimFlow {
  */
 export const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
 
-export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string, release?: readonly string[]): Fragment => {
+export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => {
   const flow = input.flow ?? NO_FLOW_CLAIM;
   const when = gate ? ` AND ${gate}` : "";
   const limit = p.add(input.limit);
@@ -59,17 +59,16 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
       ORDER BY priority DESC, run_at, id
       LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
-  // The runs this statement's settle ends are counted out by the admission itself, which locks every bucket once, in order.
-  const released = release && release.length > 0 ? `(SELECT r FROM flow_release)` : "NULL::jsonb";
   const ctes = [
-    ...(release && release.length > 0 ? [`flow_release AS (SELECT jsonb_object_agg(bucket, n) AS r FROM (${flowCounts(release)}) c)`] : []),
     plain("plain1", first),
     `flowed AS (
       SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
       FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb,
         CASE WHEN ${gate ?? "true"} THEN greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int) ELSE 0 END,
-        ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int, ${released}) f
-      WHERE EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL) OR ${released} IS NOT NULL)`,
+        ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int, NULL::jsonb) f
+      -- Along queue_flow_idx, as the admission's own key scan starts: an EXISTS here is planned as a
+      -- sequential scan, which walks every dead row a drain leaves at the start of the table.
+      WHERE (SELECT flow_key FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL ORDER BY flow_key LIMIT 1) IS NOT NULL)`,
   ];
   if (flow.split) {
     ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
@@ -91,21 +90,3 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   );
   return { ctes };
 };
-
-/** Per concurrency bucket, the runs these settle CTEs ended. */
-const flowCounts = (sources: readonly string[]) =>
-  `SELECT flow_bucket AS bucket, count(*)::int AS n FROM (${sources.map((s) => `SELECT flow_bucket FROM ${s}`).join(" UNION ALL ")}) x
-   WHERE flow_bucket IS NOT NULL GROUP BY flow_bucket`;
-
-/**
- * A settle statement without a claim: every run leaving running is counted out of its concurrency
- * bucket, the buckets locked in name order (as the admission locks them), so statements cannot deadlock on them.
- */
-export const flowOutCtes = (t: Tables, sources: readonly string[]): string[] => [
-  `flow_counts AS (${flowCounts(sources)})`,
-  `flow_locked AS (SELECT f.bucket FROM ${t.flow} f WHERE f.bucket IN (SELECT bucket FROM flow_counts) ORDER BY f.bucket FOR UPDATE)`,
-  `flow_out AS (
-    UPDATE ${t.flow} f SET running = greatest(0, f.running - c.n), updated_at = now()
-    FROM flow_counts c WHERE f.bucket = c.bucket AND f.bucket IN (SELECT bucket FROM flow_locked)
-    RETURNING 1)`,
-];

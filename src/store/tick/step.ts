@@ -1,5 +1,5 @@
 import type { Db, QueryOptions } from "../../db.js";
-import { claimFragment, type ClaimedRow, type ClaimInput, flowOutCtes } from "./claim.js";
+import { claimFragment, type ClaimedRow, type ClaimInput } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
@@ -26,8 +26,6 @@ export interface StepInput {
   readonly slot?: SlotStep;
   /** With a claim: reserve slots for extra ticks when the claim was full and more is due. */
   readonly fanOut?: FanOut;
-  /** Some job has a limit: runs leaving running are counted out of their concurrency buckets. */
-  readonly flowOut?: boolean;
   /** Records that a tick started (the first statement of every tick does, idle or not), and the minute's queue depth. */
   readonly markTick?: boolean;
   /** Every run this statement ends gets a history row. */
@@ -141,11 +139,8 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
   if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
   if (outcomes.length > 0 && input.history) ctes.push(historySink(t.runs, outcomes));
-  const countingOut = outcomes.length > 0 && (input.flowOut || input.reclaim !== undefined);
-  const sources = outcomes.map((o) => o.cte);
-  // With a claim, the admission counts the settled runs out itself (one write of each bucket per statement).
-  if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate, countingOut ? sources : undefined).ctes);
-  else if (countingOut) ctes.push(...flowOutCtes(t, sources));
+  // Runs that end need no bookkeeping for flow control: the admission counts a bucket's running jobs.
+  if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate).ctes);
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`, queueMinuteCte(t));
   if (input.housekeeping) ctes.push(...housekeepingCtes(t, p, input.housekeeping));
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;

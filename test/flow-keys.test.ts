@@ -1,0 +1,54 @@
+// How a claim walks the keys: it looks at a bounded number of keys per claim, so the round-robin
+// must get past keys it cannot take from, and a claim cut short by that bound must not pass for an
+// empty queue.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("flow_keys");
+const tenant = z.object({ tenant: z.string(), n: z.number() });
+const pad = (i: number) => `t${String(i).padStart(2, "0")}`;
+const runningCount = async (queue: string) => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${queue} WHERE status = 'running'`))[0]!.n;
+
+describe("the keys a claim looks at", () => {
+  it("passes keys held at their limit: a free key behind more held keys than a claim looks at still starts", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const work = defineJob({
+      name: "per-tenant",
+      schema: tenant,
+      concurrency: { limit: 1, key: (p) => p.tenant },
+      handler: async (p) => {
+        started.push(p.tenant);
+        if (p.tenant !== "zz") await gate;
+      },
+    });
+    const jobs = await h.isolated([work], { claimIntervalMs: 20 });
+    await jobs.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ job: "per-tenant" as const, payload: { tenant: pad(i), n: 0 } })));
+    const holding = jobs.tick({ budgetMs: 8_000, concurrency: 60 });
+    await expect.poll(() => runningCount(jobs.tables.queue), { timeout: 5_000 }).toBe(60);
+    // Each of the 60 keys now has one more job, held by the one running; "zz" sorts after them all.
+    await jobs.enqueueMany([
+      ...Array.from({ length: 60 }, (_, i) => ({ job: "per-tenant" as const, payload: { tenant: pad(i), n: 1 } })),
+      { job: "per-tenant" as const, payload: { tenant: "zz", n: 0 } },
+    ]);
+    // A tick of 10 slots looks at 10 keys per claim: only passing the held ones reaches zz.
+    const report = await jobs.tick({ budgetMs: 2_000, claimCutoffMs: 1_000, concurrency: 10 });
+    expect(report).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(started.filter((t) => t === "zz")).toHaveLength(1);
+    release();
+    await holding;
+  });
+
+  it("a claim cut short by the keys it may look at is not taken for an empty queue", async () => {
+    const work = defineJob({ name: "spread", schema: tenant, concurrency: { limit: 5, key: (p) => p.tenant }, handler: () => {} });
+    const jobs = await h.isolated([work], { claimIntervalMs: 20 });
+    // One job for each of 80 keys; a claim of 60 slots looks at 50 keys, one job each.
+    await jobs.enqueueMany(Array.from({ length: 80 }, (_, i) => ({ job: "spread" as const, payload: { tenant: pad(i), n: 0 } })));
+    const report = await jobs.tick({ budgetMs: 5_000, concurrency: 60 });
+    expect(report.succeeded).toBe(80);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  });
+});

@@ -7,9 +7,9 @@
 --   along a partial index, so a run that ends leaves the count by leaving 'running', with
 --   nothing to write (p_release, the runs a statement settled, is no longer needed and ignored;
 --   flow.running, which ticks of the last release still decrement, is no longer read);
--- * rate buckets keep their recent starts in flow rows, locked in name order after the advisory
---   locks; a window is counted once per bucket, a decision is a few array reads instead of jsonb
---   lookups and copies, and a bucket is rewritten only when it gained starts;
+-- * rate buckets keep their recent starts in flow rows, under the same advisory locks (no row
+--   locks); a window is counted once per bucket, a decision is a few array reads instead of jsonb
+--   lookups and copies, and a bucket is written only when it gained starts;
 -- * the round-robin cursor also passes keys whose jobs were all held, so more held keys than one
 --   claim looks at cannot keep the keys behind them waiting.
 -- Later rounds admit only jobs whose buckets the first round locked.
@@ -135,15 +135,13 @@ BEGIN
     c_rs := CASE WHEN c_rs IS NULL THEN n_rs ELSE c_rs || n_rs END;
     c_rl := CASE WHEN c_rl IS NULL THEN n_rl ELSE c_rl || n_rl END;
     IF v_round = 1 THEN
-      -- Concurrency buckets: a transaction-scoped advisory lock each, taken in one order by every
-      -- claim, then the bucket's running jobs counted (up to its limit) along queue_flow_running_idx.
-      -- Runs that end leave the count by leaving 'running': nothing to write when they settle.
-      FOR h IN SELECT DISTINCT hashtext(cb) FROM unnest(c_cb) cb WHERE cb IS NOT NULL ORDER BY 1 LOOP
+      -- Every bucket a candidate counts in gets a transaction-scoped advisory lock, all taken in one
+      -- order by every claim (so claims cannot deadlock), before anything is counted. Only this
+      -- function writes rate windows, always under these locks, so their rows need no row locks.
+      SELECT array_agg(DISTINCT rb ORDER BY rb) INTO v_rbk FROM unnest(c_rn) rb WHERE rb IS NOT NULL;
+      FOR h IN SELECT DISTINCT hashtext(b) FROM (SELECT unnest(c_cb) UNION ALL SELECT unnest(v_rbk)) s(b) WHERE b IS NOT NULL ORDER BY 1 LOOP
         PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), h);
       END LOOP;
-      -- Rate buckets: rows holding the recent starts, created if missing and locked in name order.
-      SELECT array_agg(DISTINCT rb ORDER BY rb) INTO v_rbk FROM unnest(c_rn) rb WHERE rb IS NOT NULL;
-      PERFORM {{prefix}}flow_lock(v_rbk);
       v_now := clock_timestamp();
       SELECT array_agg(ub.name ORDER BY ub.name), array_agg(coalesce(rc.n, 0) ORDER BY ub.name),
              array_agg(coalesce(st.cnt, 0) ORDER BY ub.name), array_agg(st.first ORDER BY ub.name),
@@ -214,22 +212,16 @@ BEGIN
   IF v_b IS NOT NULL THEN
     -- Starts are kept in order: the window is the last `cnt` of them (counted above), and the
     -- admission kept cnt + nw within the limit, so they and the new ones are all that is kept.
-    UPDATE {{prefix}}flow f SET
-      starts = f.starts[cardinality(f.starts) - u.cnt + 1 : cardinality(f.starts)] || array_fill(v_now, ARRAY[u.nw]),
-      updated_at = now()
+    -- A bucket's first starts create its row.
+    INSERT INTO {{prefix}}flow AS f (bucket, starts, updated_at)
+    SELECT u.bucket, coalesce(o.starts[cardinality(o.starts) - u.cnt + 1 : cardinality(o.starts)], '{}') || array_fill(v_now, ARRAY[u.nw]), now()
     FROM unnest(v_b, v_new, v_span, v_cnt) AS u(bucket, nw, span, cnt)
-    WHERE f.bucket = u.bucket AND u.nw > 0 AND u.span IS NOT NULL;
+    LEFT JOIN {{prefix}}flow o ON o.bucket = u.bucket
+    WHERE u.nw > 0 AND u.span IS NOT NULL
+    ORDER BY u.bucket
+    ON CONFLICT (bucket) DO UPDATE SET starts = EXCLUDED.starts, updated_at = EXCLUDED.updated_at;
   END IF;
   RETURN QUERY SELECT a.id, a.bucket, v_last, 0, NULL::timestamptz FROM unnest(v_admit, v_admit_bucket) AS a(id, bucket)
     UNION ALL SELECT NULL::uuid, NULL::text, v_last, v_held, v_retry;
-END
-$fn$;
-
--- Makes sure the buckets exist, then locks them in name order.
-CREATE FUNCTION {{prefix}}flow_lock(p_buckets text[]) RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
-BEGIN
-  IF p_buckets IS NULL OR cardinality(p_buckets) = 0 THEN RETURN; END IF;
-  INSERT INTO {{prefix}}flow (bucket) SELECT b FROM unnest(p_buckets) b ORDER BY 1 ON CONFLICT (bucket) DO NOTHING;
-  PERFORM count(*) FROM (SELECT f.bucket FROM {{prefix}}flow f WHERE f.bucket = ANY (p_buckets) ORDER BY f.bucket FOR UPDATE) l;
 END
 $fn$;

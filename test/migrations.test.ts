@@ -30,7 +30,7 @@ describe("migrations", () => {
 
   it("five processes migrating at once apply each migration exactly once", async () => {
     const results = await Promise.all(Array.from({ length: 5 }, () => migrate(connect(), "race_")));
-    const applied = results.flat().sort();
+    const applied = results.flat().sort((a, b) => a - b);
     expect(applied).toEqual(migrations.map((m) => m.version));
     expect(await appliedVersions(connect(), "race_")).toEqual(migrations.map((m) => m.version));
   });

@@ -97,3 +97,26 @@ describe("listRuns over a long history", () => {
     }
   });
 });
+
+describe("listRuns on a large history", () => {
+  it("is read serially: with parallel plans made free, a time range still starts no workers", async () => {
+    let captured: { text: string; params: readonly unknown[] } | undefined;
+    const spy: Db = { query: (text, params = [], o) => ((captured = { text, params }), h.db.query(text, params, o)) } as Db;
+    // The last half minute: a few dozen runs, so the planner expects to walk much of the table for a page.
+    await listRuns(spy, t, { since: hour(30 / 3600), limit: 50 });
+    const client = await h.main.connect();
+    try {
+      await client.query("BEGIN");
+      // What the planner would do on a history large enough to make workers look worth it.
+      for (const s of ["parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0", "min_parallel_index_scan_size = 0"]) {
+        await client.query(`SET LOCAL ${s}`);
+      }
+      const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: Node }> }>(`EXPLAIN (FORMAT JSON) ${captured!.text}`, [...captured!.params]);
+      const types = (n: Node): string[] => [n["Node Type"], ...(n.Plans ?? []).flatMap(types)];
+      expect(types(rows[0]!["QUERY PLAN"][0]!.Plan).filter((n) => n.startsWith("Gather"))).toEqual([]);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
+  });
+});

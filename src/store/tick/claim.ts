@@ -58,7 +58,9 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       SELECT id, NULL::text AS bucket FROM ${t.queue}
       WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
       ORDER BY priority DESC, run_at, id
-      LIMIT ${take} FOR UPDATE SKIP LOCKED)`;
+      -- The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan
+      -- does, so the server keeps the step's generic plan instead of planning every statement anew.
+      LIMIT (SELECT ${take}) FOR UPDATE SKIP LOCKED)`;
   const ctes = [
     plain("plain1", first),
     `flowed AS (

@@ -1,27 +1,37 @@
 -- The admission, second version: the same signature, buckets and results as 006's (ticks of the
 -- last release call it unchanged during a rolling deploy), at a cost that follows the claim's size:
--- * each key first gives its share of the claim, ceil(want / keys) rows, instead of `want` rows
---   each; keys whose share was all admitted give more in further rounds while slots are left;
+-- * a claim looks at as few keys as fill it: keys are found as rounds need them, about four
+--   rows' worth of the claim per key first, then as many more keys as what they yielded says;
+--   each key gives its share, ceil(want / keys) rows, and keys whose share was all admitted
+--   give more in later rounds while slots are left (at most p_max_keys keys, 8 rounds);
 -- * a concurrency bucket is no longer a counter row written at every start and every end: the
---   claim takes an advisory lock per bucket (in one order) and counts the bucket's running jobs
---   along a partial index, so a run that ends leaves the count by leaving 'running', with
---   nothing to write (p_release, the runs a statement settled, is no longer needed and ignored;
---   flow.running, which ticks of the last release still decrement, is no longer read);
--- * rate buckets keep their recent starts in flow rows, under the same advisory locks (no row
---   locks); a window is counted once per bucket, a decision is a few array reads instead of jsonb
---   lookups and copies, and a bucket is written only when it gained starts;
--- * the round-robin cursor also passes keys whose jobs were all held, so more held keys than one
---   claim looks at cannot keep the keys behind them waiting.
--- Later rounds admit only jobs whose buckets the first round locked.
+--   claim takes an advisory lock per bucket and counts the bucket's running jobs along a partial
+--   index, so a run that ends leaves the count by leaving 'running', with nothing to write
+--   (p_release, the runs a statement settled, is no longer needed and ignored; flow.running,
+--   which ticks of the last release still decrement, is no longer read);
+-- * rate buckets keep their recent starts, in order, in flow rows under the same advisory locks
+--   (no row locks): a window is found by binary search, a decision is a few array reads, and a
+--   bucket is written only when it gained starts;
+-- * the first round's buckets are locked in one order (claims cannot deadlock); a bucket first
+--   met in a later round is only tried, and its jobs wait for another claim if it is taken;
+-- * the round-robin cursor moves past the furthest key the claim looked at, held or not, so
+--   more held keys than one claim looks at cannot keep the keys behind them waiting.
 CREATE INDEX {{prefix}}queue_flow_running_idx ON {{prefix}}queue (flow_bucket) WHERE status = 'running' AND flow_bucket IS NOT NULL;
 
 CREATE OR REPLACE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer, p_release jsonb)
 RETURNS TABLE (job_id uuid, bucket text, next_cursor text, held integer, retry_at timestamptz)
-LANGUAGE plpgsql VOLATILE ROWS 10 SET plan_cache_mode = force_generic_plan AS $fn$
+LANGUAGE plpgsql VOLATILE ROWS 10 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 #variable_conflict use_column
 DECLARE
+  -- Rows of the claim a key is first asked for: fewer keys per claim, each a few probes cheaper.
+  c_share CONSTANT integer := 4;
+  -- Keys in scan order (after the cursor, then from the first up to it), found as rounds need them.
   v_keys text[] := '{}';
-  v_more text[];
+  v_after text := p_cursor;
+  v_wrapped boolean := false;
+  v_scanned boolean := false;
+  v_found text[];
+  v_n integer;
   v_r integer;
   -- Candidates, in admission order: round by round, key by key.
   c_id uuid[] := '{}';
@@ -38,27 +48,36 @@ DECLARE
   n_rn text[];
   n_rs bigint[];
   n_rl integer[];
-  -- Buckets, in name order: locked state, the count after this statement, new starts.
-  v_b text[];
-  v_rbk text[];
+  -- Buckets this claim holds the lock of: state when locked, the count after this statement, new starts.
+  v_b text[] := '{}';
+  v_lock text[];
   h integer;
-  v_run integer[];
-  v_cnt integer[];
-  v_first timestamptz[];
-  v_span bigint[];
-  v_lim integer[];
-  v_new integer[];
+  v_run integer[] := '{}';
+  v_cnt integer[] := '{}';
+  v_first timestamptz[] := '{}';
+  v_span bigint[] := '{}';
+  v_lim integer[] := '{}';
+  v_new integer[] := '{}';
+  a_b text[];
+  a_run integer[];
+  a_cnt integer[];
+  a_first timestamptz[];
+  a_span bigint[];
+  a_lim integer[];
   -- Per key position: rows taken in the round, rows admitted in the round.
   k_took integer[];
   k_admit integer[];
-  v_round_keys integer[];
+  v_round_keys integer[] := '{}';
+  v_more integer[];
   v_cap integer;
-  v_from integer := 1;
+  v_need integer;
+  v_yield numeric := c_share;
+  v_from integer;
   v_round integer := 0;
+  v_pos integer := 0;
   v_now timestamptz;
   v_admit uuid[] := '{}';
   v_admit_bucket text[] := '{}';
-  v_last text := p_cursor;
   v_held integer := 0;
   v_retry timestamptz;
   v_rb integer[];
@@ -68,39 +87,56 @@ DECLARE
   bi integer;
   ok boolean;
 BEGIN
-  IF p_want > 0 THEN
-    v_keys := ARRAY(
-      WITH RECURSIVE k(key, n) AS (
-        SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > p_cursor
-                ORDER BY q.flow_key LIMIT 1), 1
-        UNION ALL
-        SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
-                ORDER BY q.flow_key LIMIT 1), k.n + 1
-        FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys)
-      SELECT key FROM k WHERE key IS NOT NULL);
-    IF cardinality(v_keys) < p_max_keys AND p_cursor <> '' THEN
-      v_more := ARRAY(
-        WITH RECURSIVE k(key, n) AS (
-          SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key <= p_cursor
-                  ORDER BY q.flow_key LIMIT 1), 1
-          UNION ALL
-          SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
-                  AND q.flow_key <= p_cursor ORDER BY q.flow_key LIMIT 1), k.n + 1
-          FROM k WHERE k.key IS NOT NULL AND k.n < p_max_keys - cardinality(v_keys))
-        SELECT key FROM k WHERE key IS NOT NULL);
-      v_keys := v_keys || v_more;
-    END IF;
-  END IF;
   -- Rate limits per job, padded to one width so that a candidate's buckets fit a row of a 2-D array.
   SELECT greatest(1, coalesce(max(jsonb_array_length(CASE WHEN jsonb_typeof(l.value -> 'r') = 'array' THEN l.value -> 'r' ELSE '[]' END)), 0))
     INTO v_r FROM jsonb_each(coalesce(p_limits, '{}')) l;
-  v_round_keys := ARRAY(SELECT generate_series(1, cardinality(v_keys)));
-  v_cap := CASE WHEN cardinality(v_keys) > 0 THEN ceil(p_want::numeric / cardinality(v_keys))::int ELSE 0 END;
-  k_took := array_fill(0, ARRAY[greatest(cardinality(v_keys), 1)]);
-  k_admit := k_took;
   LOOP
-    EXIT WHEN cardinality(v_admit) >= p_want OR cardinality(v_round_keys) = 0 OR v_cap <= 0 OR v_round >= 8;
+    v_need := p_want - cardinality(v_admit);
+    EXIT WHEN v_need <= 0 OR v_round >= 8;
+    -- More keys for this round: enough to fill what is left at the yield seen so far, within the bound.
+    v_n := least(p_max_keys - cardinality(v_keys), greatest(0, ceil(v_need / greatest(v_yield, 1))::int - cardinality(v_round_keys)));
+    IF v_n > 0 AND NOT v_scanned THEN
+      v_from := cardinality(v_keys) + 1;
+      IF NOT v_wrapped THEN
+        v_found := ARRAY(
+          WITH RECURSIVE k(key, n) AS (
+            SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > v_after
+                    ORDER BY q.flow_key LIMIT 1), 1
+            UNION ALL
+            SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
+                    ORDER BY q.flow_key LIMIT 1), k.n + 1
+            FROM k WHERE k.key IS NOT NULL AND k.n < v_n)
+          SELECT key FROM k WHERE key IS NOT NULL);
+        v_keys := v_keys || v_found;
+        IF cardinality(v_found) < v_n THEN
+          -- Past the last key: on from the first ('' sorts before every key), up to the cursor.
+          v_wrapped := true;
+          v_after := '';
+          v_n := v_n - cardinality(v_found);
+          v_scanned := p_cursor = '';
+        ELSE
+          v_after := v_found[cardinality(v_found)];
+          v_n := 0;
+        END IF;
+      END IF;
+      IF v_n > 0 AND v_wrapped AND NOT v_scanned THEN
+        v_found := ARRAY(
+          WITH RECURSIVE k(key, n) AS (
+            SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > v_after
+                    AND q.flow_key <= p_cursor ORDER BY q.flow_key LIMIT 1), 1
+            UNION ALL
+            SELECT (SELECT q.flow_key FROM {{prefix}}queue q WHERE q.status = 'queued' AND q.flow_key IS NOT NULL AND q.flow_key > k.key
+                    AND q.flow_key <= p_cursor ORDER BY q.flow_key LIMIT 1), k.n + 1
+            FROM k WHERE k.key IS NOT NULL AND k.n < v_n)
+          SELECT key FROM k WHERE key IS NOT NULL);
+        v_keys := v_keys || v_found;
+        IF cardinality(v_found) < v_n THEN v_scanned := true; ELSE v_after := v_found[cardinality(v_found)]; END IF;
+      END IF;
+      v_round_keys := v_round_keys || ARRAY(SELECT generate_series(v_from, cardinality(v_keys)));
+    END IF;
+    EXIT WHEN cardinality(v_round_keys) = 0;
     v_round := v_round + 1;
+    v_cap := ceil(v_need::numeric / cardinality(v_round_keys))::int;
     SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.kpos), '{}'),
            coalesce(array_agg(c.cb ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.kpos), '{}'),
            array_agg(c.rn ORDER BY c.rnk, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.kpos)
@@ -119,55 +155,74 @@ BEGIN
         ORDER BY q.priority DESC, q.run_at, q.id
         LIMIT v_cap
         FOR UPDATE OF q SKIP LOCKED) x
-      CROSS JOIN LATERAL (
-        SELECT array_agg(CASE WHEN e IS NOT NULL THEN 'r:' || (e ->> 's') || ':' || coalesce(x.rate_keys ->> (e ->> 's'), '') END ORDER BY g) AS rn,
-               array_agg((e ->> 'p')::bigint + (e ->> 'pad')::bigint ORDER BY g) AS rs,
-               array_agg((e ->> 'l')::int ORDER BY g) AS rl
-        FROM generate_series(0, v_r - 1) g
-        CROSS JOIN LATERAL (SELECT CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'r') = 'array' THEN p_limits -> x.job_name -> 'r' -> g END AS e) z) r) c;
-    EXIT WHEN cardinality(n_id) = 0;
+      CROSS JOIN LATERAL (SELECT CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'r') = 'array' THEN p_limits -> x.job_name -> 'r' END AS rules) rr
+      -- A candidate's rate buckets, periods and limits, one per rule (NULL past the job's own rules): plain
+      -- expressions when no job has more than one rule, a subquery per column otherwise.
+      CROSS JOIN LATERAL (SELECT
+          CASE WHEN v_r = 1 THEN ARRAY['r:' || (rr.rules -> 0 ->> 's') || ':' || coalesce(x.rate_keys ->> (rr.rules -> 0 ->> 's'), '')]
+               ELSE ARRAY(SELECT 'r:' || (rr.rules -> g ->> 's') || ':' || coalesce(x.rate_keys ->> (rr.rules -> g ->> 's'), '')
+                          FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rn,
+          CASE WHEN v_r = 1 THEN ARRAY[(rr.rules -> 0 ->> 'p')::bigint + (rr.rules -> 0 ->> 'pad')::bigint]
+               ELSE ARRAY(SELECT (rr.rules -> g ->> 'p')::bigint + (rr.rules -> g ->> 'pad')::bigint FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rs,
+          CASE WHEN v_r = 1 THEN ARRAY[(rr.rules -> 0 ->> 'l')::int]
+               ELSE ARRAY(SELECT (rr.rules -> g ->> 'l')::int FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rl) r) c;
     v_from := cardinality(c_id) + 1;
     c_id := c_id || n_id;
     c_kpos := c_kpos || n_kpos;
     c_cb := c_cb || n_cb;
     c_cl := c_cl || n_cl;
-    c_rn := CASE WHEN c_rn IS NULL THEN n_rn ELSE c_rn || n_rn END;
-    c_rs := CASE WHEN c_rs IS NULL THEN n_rs ELSE c_rs || n_rs END;
-    c_rl := CASE WHEN c_rl IS NULL THEN n_rl ELSE c_rl || n_rl END;
-    IF v_round = 1 THEN
-      -- Every bucket a candidate counts in gets a transaction-scoped advisory lock, all taken in one
-      -- order by every claim (so claims cannot deadlock), before anything is counted. Only this
-      -- function writes rate windows, always under these locks, so their rows need no row locks.
-      SELECT array_agg(DISTINCT rb ORDER BY rb) INTO v_rbk FROM unnest(c_rn) rb WHERE rb IS NOT NULL;
-      FOR h IN SELECT DISTINCT hashtext(b) FROM (SELECT unnest(c_cb) UNION ALL SELECT unnest(v_rbk)) s(b) WHERE b IS NOT NULL ORDER BY 1 LOOP
-        PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), h);
-      END LOOP;
-      v_now := clock_timestamp();
-      SELECT array_agg(ub.name ORDER BY ub.name), array_agg(coalesce(rc.n, 0) ORDER BY ub.name),
-             array_agg(coalesce(st.cnt, 0) ORDER BY ub.name), array_agg(st.first ORDER BY ub.name),
-             array_agg(w.span ORDER BY ub.name), array_agg(w.lim ORDER BY ub.name)
-        INTO v_b, v_run, v_cnt, v_first, v_span, v_lim
-      FROM (SELECT u.n AS name, max(u.l) AS climit FROM unnest(c_cb, c_cl) AS u(n, l) WHERE u.n IS NOT NULL GROUP BY u.n
-            UNION ALL SELECT rb, NULL FROM unnest(v_rbk) rb) ub
-      LEFT JOIN (SELECT u.n, max(u.s) AS span, max(u.l) AS lim FROM unnest(c_rn, c_rs, c_rl) AS u(n, s, l) WHERE u.n IS NOT NULL GROUP BY u.n) w
+    c_rn := CASE WHEN c_rn IS NULL THEN n_rn WHEN n_rn IS NULL THEN c_rn ELSE c_rn || n_rn END;
+    c_rs := CASE WHEN c_rs IS NULL THEN n_rs WHEN n_rs IS NULL THEN c_rs ELSE c_rs || n_rs END;
+    c_rl := CASE WHEN c_rl IS NULL THEN n_rl WHEN n_rl IS NULL THEN c_rl ELSE c_rl || n_rl END;
+    -- The round's buckets not yet held, each under a transaction-scoped advisory lock before anything
+    -- is counted. The first round waits for its locks, all taken in one order by every claim; later
+    -- rounds only try theirs. Only this function writes rate windows, always under these locks, so
+    -- their rows need no row locks.
+    v_lock := ARRAY(SELECT DISTINCT b FROM (SELECT unnest(n_cb) UNION ALL SELECT unnest(n_rn)) s(b) WHERE b IS NOT NULL AND b <> ALL (v_b) ORDER BY 1);
+    IF cardinality(v_lock) > 0 THEN
+      IF v_round = 1 THEN
+        FOR h IN SELECT DISTINCT hashtext(b) FROM unnest(v_lock) b ORDER BY 1 LOOP
+          PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), h);
+        END LOOP;
+        v_now := clock_timestamp();
+      ELSE
+        v_lock := ARRAY(SELECT b FROM unnest(v_lock) b WHERE pg_try_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(b)));
+      END IF;
+      v_now := coalesce(v_now, clock_timestamp());
+      SELECT array_agg(ub.name), array_agg(coalesce(rc.n, 0)), array_agg(coalesce(st.cnt, 0)), array_agg(st.first), array_agg(w.span), array_agg(w.lim)
+        INTO a_b, a_run, a_cnt, a_first, a_span, a_lim
+      FROM unnest(v_lock) ub(name)
+      LEFT JOIN (SELECT u.n, max(u.l) AS climit FROM unnest(n_cb, n_cl) AS u(n, l) WHERE u.n IS NOT NULL GROUP BY u.n) cc ON cc.n = ub.name
+      LEFT JOIN (SELECT u.n, max(u.s) AS span, max(u.l) AS lim FROM unnest(n_rn, n_rs, n_rl) AS u(n, s, l) WHERE u.n IS NOT NULL GROUP BY u.n) w
         ON w.n = ub.name
-      LEFT JOIN {{prefix}}flow f ON f.bucket = ub.name AND w.n IS NOT NULL
+      -- One primary-key probe per bucket (LIMIT keeps it a probe), and the window found by binary
+      -- search in the ordered starts: the starts after the cut.
+      LEFT JOIN LATERAL (SELECT cardinality(f.starts) - k.cut AS cnt, f.starts[k.cut + 1] AS first
+                         FROM {{prefix}}flow f CROSS JOIN LATERAL (SELECT width_bucket(v_now - w.span * interval '1 millisecond', f.starts) AS cut) k
+                         WHERE w.n IS NOT NULL AND f.bucket = ub.name LIMIT 1) st ON true
       LEFT JOIN LATERAL (SELECT count(*)::int AS n FROM (
-          SELECT 1 FROM {{prefix}}queue q WHERE ub.climit IS NOT NULL AND q.status = 'running' AND q.flow_bucket = ub.name LIMIT ub.climit) r) rc ON true
-      LEFT JOIN LATERAL (SELECT count(*)::int AS cnt, min(s) AS first FROM unnest(f.starts) s
-                         WHERE w.span IS NOT NULL AND s > v_now - w.span * interval '1 millisecond') st ON true;
-      v_new := array_fill(0, ARRAY[greatest(cardinality(v_b), 1)]);
+          SELECT 1 FROM {{prefix}}queue q WHERE cc.climit IS NOT NULL AND q.status = 'running' AND q.flow_bucket = ub.name LIMIT cc.climit) r) rc ON true;
+      IF a_b IS NOT NULL THEN
+        v_b := v_b || a_b;
+        v_run := v_run || a_run;
+        v_cnt := v_cnt || a_cnt;
+        v_first := v_first || a_first;
+        v_span := v_span || a_span;
+        v_lim := v_lim || a_lim;
+        v_new := v_new || array_fill(0, ARRAY[cardinality(a_b)]);
+      END IF;
     END IF;
+    k_took := array_fill(0, ARRAY[greatest(cardinality(v_keys), 1)]);
+    k_admit := k_took;
     FOR i IN v_from .. cardinality(c_id) LOOP
       EXIT WHEN cardinality(v_admit) >= p_want;
       k_took[c_kpos[i]] := k_took[c_kpos[i]] + 1;
-      -- The cursor follows the first round: the later ones only give more to keys it already passed.
-      IF v_round = 1 THEN v_last := v_keys[c_kpos[i]]; END IF;
+      v_pos := greatest(v_pos, c_kpos[i]);
       ok := true;
       ci := NULL;
       IF c_cb[i] IS NOT NULL THEN
         ci := array_position(v_b, c_cb[i]);
-        -- A bucket first seen in a later round is not locked: the job waits for another claim.
+        -- A bucket another claim holds: the job waits for a later claim.
         IF ci IS NULL THEN CONTINUE; END IF;
         IF v_run[ci] >= c_cl[i] THEN ok := false; END IF;
       END IF;
@@ -196,32 +251,29 @@ BEGIN
       IF ci IS NOT NULL THEN v_run[ci] := v_run[ci] + 1; END IF;
       FOREACH bi IN ARRAY v_rb LOOP v_new[bi] := v_new[bi] + 1; END LOOP;
     END LOOP;
-    -- A first round that admitted less than wanted looked at every key it found: the next claim starts after them all.
-    IF v_round = 1 AND cardinality(v_admit) < p_want THEN v_last := v_keys[cardinality(v_keys)]; END IF;
-    -- The next round asks more of the keys that gave their whole share and had it all admitted.
-    v_round_keys := ARRAY(SELECT k FROM generate_series(1, cardinality(v_keys)) k WHERE k_took[k] = v_cap AND k_admit[k] = v_cap);
-    k_took := array_fill(0, ARRAY[greatest(cardinality(v_keys), 1)]);
-    k_admit := k_took;
-    IF cardinality(v_round_keys) > 0 THEN
-      v_cap := ceil((p_want - cardinality(v_admit))::numeric / cardinality(v_round_keys))::int;
-    END IF;
+    -- A round that admitted less than wanted looked at all its keys: the next claim starts after them.
+    IF cardinality(v_admit) < p_want THEN v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k)); END IF;
+    -- The next round asks more of the keys that gave their whole share and had it all admitted, and
+    -- of new keys at the rows per key this round yielded.
+    v_yield := (cardinality(c_id) - v_from + 1)::numeric / cardinality(v_round_keys);
+    v_round_keys := ARRAY(SELECT k FROM unnest(v_round_keys) k WHERE k_took[k] = v_cap AND k_admit[k] = v_cap);
   END LOOP;
   -- Short of what was wanted with keys left unexamined: reported as held, so that the tick claims again
   -- (at its claim interval) rather than taking the queue for empty.
   IF cardinality(v_admit) < p_want AND cardinality(v_keys) >= p_max_keys THEN v_held := v_held + 1; END IF;
-  IF v_b IS NOT NULL THEN
+  IF cardinality(v_b) > 0 THEN
     -- Starts are kept in order: the window is the last `cnt` of them (counted above), and the
     -- admission kept cnt + nw within the limit, so they and the new ones are all that is kept.
     -- A bucket's first starts create its row.
     INSERT INTO {{prefix}}flow AS f (bucket, starts, updated_at)
     SELECT u.bucket, coalesce(o.starts[cardinality(o.starts) - u.cnt + 1 : cardinality(o.starts)], '{}') || array_fill(v_now, ARRAY[u.nw]), now()
     FROM unnest(v_b, v_new, v_span, v_cnt) AS u(bucket, nw, span, cnt)
-    LEFT JOIN {{prefix}}flow o ON o.bucket = u.bucket
+    LEFT JOIN LATERAL (SELECT prev.starts FROM {{prefix}}flow prev WHERE prev.bucket = u.bucket LIMIT 1) o ON true
     WHERE u.nw > 0 AND u.span IS NOT NULL
     ORDER BY u.bucket
     ON CONFLICT (bucket) DO UPDATE SET starts = EXCLUDED.starts, updated_at = EXCLUDED.updated_at;
   END IF;
-  RETURN QUERY SELECT a.id, a.bucket, v_last, 0, NULL::timestamptz FROM unnest(v_admit, v_admit_bucket) AS a(id, bucket)
-    UNION ALL SELECT NULL::uuid, NULL::text, v_last, v_held, v_retry;
+  RETURN QUERY SELECT a.id, a.bucket, coalesce(v_keys[v_pos], p_cursor), 0, NULL::timestamptz FROM unnest(v_admit, v_admit_bucket) AS a(id, bucket)
+    UNION ALL SELECT NULL::uuid, NULL::text, coalesce(v_keys[v_pos], p_cursor), v_held, v_retry;
 END
 $fn$;

@@ -4,6 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../src/index.js";
+import { flowSpec } from "../src/flow/spec.js";
+import { runStep } from "../src/store/tick/step.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("flow_keys");
@@ -50,5 +52,27 @@ describe("the keys a claim looks at", () => {
     const report = await jobs.tick({ budgetMs: 5_000, concurrency: 60 });
     expect(report.succeeded).toBe(80);
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  });
+
+  // A key costs a claim a few probes and a lock: a claim takes about four rows per key where keys
+  // have them, and finds more keys only as far as what it found falls short.
+  const claimOnce = async (keys: number, perKey: number) => {
+    const work = defineJob({ name: "fill", schema: tenant, concurrency: { limit: 100, key: (p) => p.tenant }, handler: () => {} });
+    const jobs = await h.isolated([work]);
+    await jobs.enqueueMany(Array.from({ length: keys * perKey }, (_, i) => ({ job: "fill" as const, payload: { tenant: pad(i % keys), n: i } })));
+    const spec = flowSpec(jobs.registry);
+    const step = await runStep(h.db, jobs.tables, {
+      claim: { limit: 32, owner: crypto.randomUUID(), leaseMs: 60_000, flow: { limitsJson: spec.limitsJson, split: spec.enabled, cursor: "", maxKeys: 32 } },
+    });
+    const tenants = new Set(step.claimed.map((r) => (r.payload as { tenant: string }).tenant));
+    return { claimed: step.claimed.length, tenants: tenants.size, cursor: step.flowCursor };
+  };
+
+  it("a claim of 32 from keys with backlogs takes four jobs each of eight keys, and the next claim starts after them", async () => {
+    expect(await claimOnce(60, 10)).toEqual({ claimed: 32, tenants: 8, cursor: `c:fill:${pad(7)}` });
+  });
+
+  it("a claim of 32 from keys with one job each still fills, from 32 keys", async () => {
+    expect(await claimOnce(60, 1)).toEqual({ claimed: 32, tenants: 32, cursor: `c:fill:${pad(31)}` });
   });
 });

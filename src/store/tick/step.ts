@@ -160,9 +160,11 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
 
   const columns = [
     // Claimed rows start in dispatch order (an UPDATE returns rows in whatever order it met them).
-    claiming ? `(SELECT coalesce(jsonb_agg(to_jsonb(c) ORDER BY c.priority DESC, c.run_at, c.id), '[]'::jsonb) FROM claimed c) AS claimed` : `'[]'::jsonb AS claimed`,
+    // json, not jsonb: the rows go straight out as text, without being built as jsonb first (about a
+    // quarter of a no-op step's server time at concurrency 32).
+    claiming ? `(SELECT coalesce(json_agg(c ORDER BY c.priority DESC, c.run_at, c.id), '[]'::json) FROM claimed c) AS claimed` : `'[]'::json AS claimed`,
     ...Object.entries(ID_LISTS).map(([key, cte]) =>
-      present.has(cte) ? `(SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM ${cte}) AS "${key}"` : `'[]'::jsonb AS "${key}"`,
+      present.has(cte) ? `(SELECT coalesce(json_agg(id), '[]'::json) FROM ${cte}) AS "${key}"` : `'[]'::json AS "${key}"`,
     ),
     `jsonb_build_object(${Object.entries(counts).map(([k, v]) => `'${k}', ${v}`).join(", ")}) AS counts`,
     input.slot ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,

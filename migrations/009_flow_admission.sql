@@ -51,7 +51,6 @@ DECLARE
   -- Buckets this claim holds the lock of: state when locked, the count after this statement, new starts.
   v_b text[] := '{}';
   v_lock text[];
-  h integer;
   v_run integer[] := '{}';
   v_cnt integer[] := '{}';
   v_first timestamptz[] := '{}';
@@ -181,9 +180,8 @@ BEGIN
     v_lock := ARRAY(SELECT DISTINCT b FROM (SELECT unnest(n_cb) UNION ALL SELECT unnest(n_rn)) s(b) WHERE b IS NOT NULL AND b <> ALL (v_b) ORDER BY 1);
     IF cardinality(v_lock) > 0 THEN
       IF v_round = 1 THEN
-        FOR h IN SELECT DISTINCT hashtext(b) FROM unnest(v_lock) b ORDER BY 1 LOOP
-          PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), h);
-        END LOOP;
+        -- One statement, the locks taken row by row in hash order.
+        PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), s.h) FROM (SELECT DISTINCT hashtext(b) AS h FROM unnest(v_lock) b ORDER BY 1) s;
         v_now := clock_timestamp();
       ELSE
         v_lock := ARRAY(SELECT b FROM unnest(v_lock) b WHERE pg_try_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(b)));

@@ -21,3 +21,15 @@ export const wakeLiveTicks = (prefix: string): boolean => {
   for (const wake of live.get(prefix) ?? []) taken = wake() || taken;
   return taken;
 };
+
+/** A loop's sleep and the wake-up that ends it (a wake-up with no one asleep is not kept). */
+export const wakeable = () => {
+  let wake: (() => void) | undefined;
+  const signalWake = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const sleep = () => new Promise<void>((resolve) => (wake = resolve));
+  return { signalWake, sleep };
+};

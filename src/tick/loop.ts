@@ -2,11 +2,11 @@ import type { Db } from "../db.js";
 import { errorText } from "../error-text.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
-import type { FanOut, Handoff, SlotStep, TickCounts, TickRow } from "../store/tick/slot.js";
-import { addCounts, countsOf, ZERO_COUNTS } from "./counts.js";
+import type { FanOut, Handoff, SlotStep, TickRow } from "../store/tick/slot.js";
+import { type Carried, Carry, carriedBy, writes } from "./carry.js";
 import { housekeepingFor } from "./housekeeping.js";
 import { tickLimits } from "./limits.js";
-import { registerLiveTick } from "./live.js";
+import { registerLiveTick, wakeable } from "./live.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
@@ -67,7 +67,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let slot: { slot: number; owner: string } | undefined;
   let heldSlot: number | null = null;
   let tickRow: TickRow | null = null;
-  let carry: TickCounts = ZERO_COUNTS;
+  const carry = new Carry();
   let capped = false;
   let queueEmpty = false;
   let lastClaimAt = 0;
@@ -83,13 +83,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let cleaned: TickReport["cleaned"] = null;
   const lateClaims: Run[] = [];
 
-  let wake: (() => void) | undefined;
-  const signalWake = () => {
-    const w = wake;
-    wake = undefined;
-    w?.();
-  };
-  const sleep = () => new Promise<void>((resolve) => (wake = resolve));
+  const { signalWake, sleep } = wakeable();
   const stop = () => {
     stopped = true;
     signalWake();
@@ -155,16 +149,20 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   };
 
   /** Takes in what a statement did: logs per job, the slot, the runs it claimed, the ticks it asked for. */
-  const absorb = (input: StepInput, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult) => {
+  const absorb = (input: StepInput, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult, taken?: Carried) => {
     logStep(logger, settlements, requeue, result);
     watch?.applied(settlements, requeue, result);
     if (result.tick) {
       tickRow = result.tick;
       if (input.slot?.mode === "take") (slot = { slot: result.tick.slot, owner: tickOwner }), (heldSlot = result.tick.slot);
-    } else if (input.slot?.mode === "hold" && slot) {
-      logger.log("warn", "tick slot lost: its lease expired and another tick took it; this tick claims no more", { slot: slot.slot });
-      slot = undefined;
-    } else if (!slot) carry = addCounts(carry, result.counts);
+    } else {
+      carry.addCounts(result.counts, taken);
+      if (input.slot?.mode === "hold" && input.slot.write !== false && slot) {
+        logger.log("warn", "tick slot lost: its lease expired and another tick took it; this tick claims no more", { slot: slot.slot });
+        slot = undefined;
+      }
+    }
+    carry.addMetrics(result.metered);
     if (input.slot?.mode === "take" && !result.slotFree) capped = true;
     const want = input.claim?.limit ?? 0;
     if (want > 0) {
@@ -179,24 +177,29 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     spawn(result.spawn);
   };
 
-  const step = async (input: StepInput, settlements: Settlement[], requeue: readonly Run[] = []): Promise<StepResult | undefined> => {
+  const step = async (plain: StepInput, settlements: Settlement[], requeue: readonly Run[] = []): Promise<StepResult | undefined> => {
     inflight++;
-    const want = input.claim?.limit ?? 0;
+    const want = plain.claim?.limit ?? 0;
     claiming += want;
+    const taken = writes(plain) ? carry.take() : undefined;
+    const input = taken ? carriedBy(plain, taken) : plain;
+    let failed = false;
     try {
       const result = await settle(send, input, settlements, logger);
       claiming -= want;
-      absorb(input, settlements, requeue, result);
+      absorb(input, settlements, requeue, result, taken);
       return result;
     } catch (error) {
       claiming -= want;
-      // The statement is atomic: none of it happened, so its settlements are still owed.
+      // The statement is atomic: none of it happened, so its settlements (and what it carried) are still owed.
+      failed = true;
       pending = [...settlements, ...pending];
       failure ??= { error };
       stopped = true;
       logger.log("error", "tick statement failed", { error: errorText(error) });
       return undefined;
     } finally {
+      if (taken) carry.written(taken, failed);
       inflight--;
       signalWake();
     }
@@ -211,7 +214,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     const claimFlow = { limitsJson: flow?.limitsJson ?? "{}", split: flow?.enabled ?? false, cursor: flowCursor, maxKeys: flowKeysFor(limit) };
     return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: claimFlow }, slot: slotStep, fanOut };
   };
-  const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff, carry });
+  const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
 
   /** Sends what is owed and what free slots allow, up to MAX_IN_FLIGHT statements. */
   const pump = () => {
@@ -224,8 +227,11 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       if (inflight > 0 && pending.length + want < pipelineMin) return;
       const settlements = pending;
       pending = [];
-      const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs() } : undefined;
-      void step(want > 0 ? claimInput(want, hold!) : { slot: hold }, settlements);
+      // One statement at a time writes the hot rows (the slot row, the metrics), about once a second.
+      const write = carry.writeDue(now);
+      const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs(), write } : undefined;
+      const meter = write ? undefined : { later: true };
+      void step(want > 0 ? { ...claimInput(want, hold!), meter } : { slot: hold, meter }, settlements);
     }
   };
   /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
@@ -283,7 +289,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const settlements = pending;
   pending = [];
   try {
-    if (slot || settlements.length > 0 || requeue.length > 0) {
+    if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {
       const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
       const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
       const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } }));
@@ -296,7 +302,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     late.finalWritten();
   }
   const report: TickReport = {
-    ...countsOf(tickRow ?? carry),
+    ...carry.total(tickRow),
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     requeuedIds,

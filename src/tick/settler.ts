@@ -44,6 +44,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   flowRetryAt: b.flowRetryAt ?? a.flowRetryAt,
   queueMinute: b.queueMinute ?? a.queueMinute,
   housekeeping: b.housekeeping ?? a.housekeeping,
+  metered: [...a.metered, ...b.metered],
   probe: { ...a.probe, ...b.probe },
 });
 
@@ -84,6 +85,7 @@ export const settle = async (send: Send, input: StepInput, settlements: readonly
     }
     result = result ? merge(result, one) : one;
   }
-  const rest = await send(input);
+  // Each part writes the slot row, so the merged result's row holds the whole step's counts.
+  const rest = await send(input.slot?.mode === "hold" && input.slot.write === false ? { ...input, slot: { ...input.slot, write: true } } : input);
   return result ? merge(result, rest) : rest;
 };

@@ -1,30 +1,71 @@
 import type { Fragment } from "./fragments.js";
+import type { Params } from "../shared/tables.js";
 
 /** Upper bounds (exclusive, ms) of the duration histogram's buckets; the last bucket holds the rest. */
 export const DURATION_BOUNDS_MS = [10, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const;
 const BUCKETS = DURATION_BOUNDS_MS.length + 1;
 
+/** One job's counters for one minute, from the runs some statements ended (as a step returns them). */
+export interface MeterRow {
+  readonly minute: string;
+  readonly job_name: string;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly retried: number;
+  readonly dead_lettered: number;
+  readonly requeued: number;
+  readonly duration_ms_sum: number;
+  readonly duration_ms_max: number;
+  /** Runs per duration bucket (DURATION_BOUNDS_MS). */
+  readonly hist: number[];
+}
+
 /**
  * Per job and minute counters, from the rows the statement's own settle CTEs
- * returned: a write that the fence refused is never counted.
- * Grouped and ordered by job name so concurrent ticks lock metric rows in the
- * same order and cannot deadlock.
+ * returned: a write that the fence refused is never counted. One place for
+ * what a row of counters is, whether the statement writes it or returns it.
  */
-export const metricsCte = (table: string, outcomes: NonNullable<Fragment["outcomes"]>): string =>
-  `metered AS (
+const meterRows = (outcomes: NonNullable<Fragment["outcomes"]>): string =>
+  `SELECT date_trunc('minute', now()) AS minute, job_name,
+          count(*) FILTER (WHERE outcome = 'succeeded') AS succeeded,
+          count(*) FILTER (WHERE outcome <> 'succeeded') AS failed,
+          count(*) FILTER (WHERE outcome = 'retried') AS retried,
+          count(*) FILTER (WHERE outcome = 'dead_lettered') AS dead_lettered,
+          count(*) FILTER (WHERE outcome = 'requeued') AS requeued,
+          coalesce(sum(duration_ms), 0) AS duration_ms_sum, coalesce(max(duration_ms), 0) AS duration_ms_max,
+          ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `count(*) FILTER (WHERE b = ${i})`).join(", ")}]::int[] AS hist
+   FROM (SELECT job_name, duration_ms, outcome, width_bucket(duration_ms, '{${DURATION_BOUNDS_MS.join(",")}}'::int[]) AS b
+         FROM (${outcomes.map((o) => `SELECT job_name, duration_ms, '${o.outcome}'::text AS outcome FROM ${o.cte}`).join(" UNION ALL ")}) u) o
+   GROUP BY job_name`;
+
+/** This statement's counters as a column, for a statement that leaves writing them to a later one. */
+export const meterColumn = (outcomes: NonNullable<Fragment["outcomes"]>): string =>
+  outcomes.length > 0 ? `(SELECT coalesce(json_agg(r), '[]'::json) FROM (${meterRows(outcomes)}) r) AS metered` : `'[]'::json AS metered`;
+
+/**
+ * Adds this statement's counters, and those earlier statements of the tick
+ * returned instead of writing (`carried`), to the metrics rows. Written by one
+ * statement at a time per tick, so a busy tick's statements do not queue on the
+ * same rows; grouped and ordered by minute and job so concurrent ticks lock
+ * metric rows in the same order and cannot deadlock.
+ */
+export const metricsCte = (table: string, p: Params, outcomes: NonNullable<Fragment["outcomes"]>, carried: readonly MeterRow[] = []): string => {
+  const sources = [
+    ...(outcomes.length > 0 ? [meterRows(outcomes)] : []),
+    ...(carried.length > 0
+      ? [`SELECT c.minute, c.job_name, c.succeeded, c.failed, c.retried, c.dead_lettered, c.requeued, c.duration_ms_sum, c.duration_ms_max, c.hist
+          FROM jsonb_to_recordset(${p.add(JSON.stringify(carried))}::jsonb) AS c(minute timestamptz, job_name text, succeeded bigint, failed bigint,
+            retried bigint, dead_lettered bigint, requeued bigint, duration_ms_sum bigint, duration_ms_max bigint, hist int[])`]
+      : []),
+  ];
+  return `metered AS (
     INSERT INTO ${table} AS m (minute, job_name, succeeded, failed, retried, dead_lettered, requeued,
                                duration_ms_sum, duration_ms_max, duration_hist)
-    SELECT date_trunc('minute', now()), job_name,
-           count(*) FILTER (WHERE outcome = 'succeeded'),
-           count(*) FILTER (WHERE outcome <> 'succeeded'),
-           count(*) FILTER (WHERE outcome = 'retried'),
-           count(*) FILTER (WHERE outcome = 'dead_lettered'),
-           count(*) FILTER (WHERE outcome = 'requeued'),
-           coalesce(sum(duration_ms), 0), coalesce(max(duration_ms), 0),
-           ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `count(*) FILTER (WHERE b = ${i})`).join(", ")}]::int[]
-    FROM (SELECT job_name, duration_ms, outcome, width_bucket(duration_ms, '{${DURATION_BOUNDS_MS.join(",")}}'::int[]) AS b
-          FROM (${outcomes.map((o) => `SELECT job_name, duration_ms, '${o.outcome}'::text AS outcome FROM ${o.cte}`).join(" UNION ALL ")}) u) o
-    GROUP BY job_name ORDER BY job_name
+    SELECT minute, job_name, sum(succeeded), sum(failed), sum(retried), sum(dead_lettered), sum(requeued),
+           sum(duration_ms_sum), max(duration_ms_max),
+           ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `sum(hist[${i + 1}])`).join(", ")}]::int[]
+    FROM (${sources.join(" UNION ALL ")}) r
+    GROUP BY minute, job_name ORDER BY minute, job_name
     ON CONFLICT (minute, job_name) DO UPDATE SET
       succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed,
       retried = m.retried + excluded.retried, dead_lettered = m.dead_lettered + excluded.dead_lettered,
@@ -33,3 +74,21 @@ export const metricsCte = (table: string, outcomes: NonNullable<Fragment["outcom
       duration_ms_max = greatest(m.duration_ms_max, excluded.duration_ms_max),
       duration_hist = ARRAY(SELECT a + b FROM unnest(m.duration_hist, excluded.duration_hist) WITH ORDINALITY AS h(a, b, i) ORDER BY i)
     RETURNING 1)`;
+};
+
+/** Counters of two statements added up, per minute and job. */
+export const addMeterRows = (a: readonly MeterRow[], b: readonly MeterRow[]): MeterRow[] => {
+  const rows = new Map<string, MeterRow>();
+  for (const r of [...a, ...b]) {
+    const key = `${r.minute}\u0000${r.job_name}`;
+    const o = rows.get(key);
+    rows.set(key, o === undefined ? r : {
+      minute: r.minute, job_name: r.job_name,
+      succeeded: o.succeeded + r.succeeded, failed: o.failed + r.failed, retried: o.retried + r.retried,
+      dead_lettered: o.dead_lettered + r.dead_lettered, requeued: o.requeued + r.requeued,
+      duration_ms_sum: o.duration_ms_sum + r.duration_ms_sum, duration_ms_max: Math.max(o.duration_ms_max, r.duration_ms_max),
+      hist: o.hist.map((n, i) => n + (r.hist[i] ?? 0)),
+    });
+  }
+  return [...rows.values()];
+};

@@ -40,10 +40,14 @@ export type SlotStep =
       /** Counts from statements this tick sent before it held a slot (a reclaim). */
       readonly carry?: Partial<TickCounts>;
     }
-  /** Keep the slot: claims are fenced on still holding it; the lease follows the claims' lease. */
-  | { readonly mode: "hold"; readonly slot: number; readonly owner: string; readonly leaseMs: number }
+  /**
+   * Keep the slot: claims are fenced on still holding it; the lease follows the claims' lease.
+   * `write: false` leaves the slot row alone (the counts go to a later statement's `carry`), so
+   * a busy tick's statements do not queue on its row one behind the other.
+   */
+  | { readonly mode: "hold"; readonly slot: number; readonly owner: string; readonly leaseMs: number; readonly write?: boolean; readonly carry?: Partial<TickCounts> }
   /** Free the slot, or, with `handoff`, reserve it for the next tick if due work remains. */
-  | { readonly mode: "release"; readonly slot: number; readonly owner: string; readonly handoff?: { readonly reserveMs: number } };
+  | { readonly mode: "release"; readonly slot: number; readonly owner: string; readonly handoff?: { readonly reserveMs: number }; readonly carry?: Partial<TickCounts> };
 
 /** The tick's slot row as a step returns it. */
 export interface TickRow extends TickCounts {
@@ -81,8 +85,9 @@ const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claim
 
 /**
  * The update of the tick's slot row, after every other CTE: it adds this
- * statement's counts (SQL expressions over the settle CTEs) to the tick's.
- * `dueAfter` says whether due work remains (for a handoff).
+ * statement's counts (SQL expressions over the settle CTEs), and those carried
+ * from statements that did not write the row, to the tick's. `dueAfter` says
+ * whether due work remains (for a handoff). None for a hold that does not write.
  */
 export const slotRowCte = (
   t: Tables,
@@ -92,7 +97,7 @@ export const slotRowCte = (
   dueAfter: string,
   /** Due jobs held back by limits this statement: the tick keeps the slot to claim them when they may go. */
   held = "0",
-): string => {
+): string | undefined => {
   const fields = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
   if (step.mode === "take") {
     const set = fields.map((f) => `${COUNT_COLUMNS[f]} = ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
@@ -102,7 +107,8 @@ export const slotRowCte = (
       FROM tick_free f WHERE t.slot = f.slot AND (${counts.claimed}) + (${counts.reclaimed}) + (${held}) > 0
       ${RETURNING})`;
   }
-  const add = fields.map((f) => `${COUNT_COLUMNS[f]} = t.${COUNT_COLUMNS[f]} + ${counts[f]}`).join(", ");
+  if (step.mode === "hold" && step.write === false) return undefined;
+  const add = fields.map((f) => `${COUNT_COLUMNS[f]} = t.${COUNT_COLUMNS[f]} + ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
   const fence = `t.slot = ${p.add(step.slot)}::int AND t.owner = ${p.add(step.owner)}::uuid`;
   if (step.mode === "hold") {
     return `tick_row AS (

@@ -5,7 +5,7 @@ import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-lett
 import type { Fragment } from "./fragments.js";
 import { historySink } from "./history.js";
 import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./housekeeping.js";
-import { metricsCte } from "./metrics.js";
+import { meterColumn, metricsCte, type MeterRow } from "./metrics.js";
 import { QUEUE_MINUTE_COLUMN, queueMinuteCte } from "./queue-minute.js";
 import { reclaimFragment } from "./reclaim.js";
 import { requeueFragment, type Requeue } from "./requeue.js";
@@ -34,6 +34,11 @@ export interface StepInput {
   readonly housekeeping?: Housekeeping;
   /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
   readonly probe?: readonly string[];
+  /**
+   * The metrics of the runs this statement ends: written with those `carried` from earlier
+   * statements (the default), or, with `later`, returned in `metered` for a later one to write.
+   */
+  readonly meter?: { readonly later?: boolean; readonly carried?: readonly MeterRow[] };
 }
 
 /** Per id, what the statement did; a settlement whose id is in none of these lists was refused by the fence. */
@@ -63,6 +68,8 @@ export interface StepResult {
   readonly queueMinute: QueueMinute | null;
   /** What the cleanup deleted (null when it did not run). */
   readonly housekeeping: { ran: boolean; runs: number; metrics: number; deadLetters?: number } | null;
+  /** The metrics of the runs it ended, when the input said to write them later (else empty). */
+  readonly metered: MeterRow[];
   /** Values of the `probe` columns, by name. */
   readonly probe: Record<string, unknown>;
 }
@@ -83,7 +90,7 @@ const ID_LISTS = {
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping">,
+  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -92,7 +99,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 export const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
   requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], flowCursor: null, flowHeld: 0, flowRetryAt: null,
-  queueMinute: null, housekeeping: null, probe: {},
+  queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
 const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
@@ -137,7 +144,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const deadSources = fragments.flatMap((f) => f.deadSources ?? []);
   const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
-  if (outcomes.length > 0) ctes.push(metricsCte(t.metrics, outcomes));
+  const meterLater = input.meter?.later === true;
+  const carried = meterLater ? [] : (input.meter?.carried ?? []);
+  if (!meterLater && (outcomes.length > 0 || carried.length > 0)) ctes.push(metricsCte(t.metrics, p, outcomes, carried));
   if (outcomes.length > 0 && input.history) ctes.push(historySink(t.runs, outcomes));
   // Runs that end need no bookkeeping for flow control: the admission counts a bucket's running jobs.
   if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate).ctes);
@@ -152,10 +161,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : [])]);
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p);
-  if (input.slot) {
-    const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
-    ctes.push(slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0"));
-  }
+  const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
+  const slotRow = input.slot ? slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : undefined;
+  if (slotRow) ctes.push(slotRow);
   if (ctes.length === 0 && !input.probe?.length) return undefined;
 
   const columns = [
@@ -167,7 +175,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
       present.has(cte) ? `(SELECT coalesce(json_agg(id), '[]'::json) FROM ${cte}) AS "${key}"` : `'[]'::json AS "${key}"`,
     ),
     `jsonb_build_object(${Object.entries(counts).map(([k, v]) => `'${k}', ${v}`).join(", ")}) AS counts`,
-    input.slot ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,
+    slotRow ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,
     input.slot?.mode === "take" ? `EXISTS (SELECT 1 FROM tick_free) AS "slotFree"` : `false AS "slotFree"`,
     fanning
       ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
@@ -177,6 +185,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     claiming ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
     input.markTick ? QUEUE_MINUTE_COLUMN : `NULL::jsonb AS "queueMinute"`,
     input.housekeeping ? housekeepingColumn(input.housekeeping) : `NULL::jsonb AS housekeeping`,
+    meterLater ? meterColumn(outcomes) : `'[]'::json AS metered`,
     ...(input.probe ?? []),
   ];
   const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
@@ -194,10 +203,10 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   if (!row) return EMPTY_STEP;
   const {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, ...probe
+    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, probe,
+    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

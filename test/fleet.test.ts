@@ -78,6 +78,22 @@ describe("the fleet-wide tick cap", () => {
     expect(await held(prefix)).toBe(0);
   });
 
+  it("a tick started for a reserved slot that finds nothing to do frees the reservation in its one statement", async () => {
+    const jobs = await h.isolated([], { maxTicks: 3 });
+    const prefix = jobs.settings.tablePrefix;
+    // Slot 2 reserved for this tick by one that fanned out or handed on; by the time it starts, the queue is empty.
+    const token = crypto.randomUUID();
+    await h.db.query(`UPDATE ${prefix}ticks SET owner = $1, reserved = true, expires_at = now() + interval '30 seconds' WHERE slot = 2`, [token]);
+    const report = await jobs.tick({ budgetMs: 2_000, handoff: { slot: 2, token } });
+    expect(report).toMatchObject({ statements: 1, slot: null, capped: false, claimed: 0 });
+    // Left reserved, the slot would count against JOBS_MAX_TICKS until the reservation expired.
+    expect(await h.rows(`SELECT slot, owner, reserved FROM ${prefix}ticks WHERE expires_at > now()`)).toEqual([]);
+    // A token that does not match leaves another tick's reservation alone.
+    await h.db.query(`UPDATE ${prefix}ticks SET owner = $1, reserved = true, expires_at = now() + interval '30 seconds' WHERE slot = 2`, [token]);
+    await jobs.tick({ budgetMs: 2_000, handoff: { slot: 2, token: crypto.randomUUID() } });
+    expect(await h.rows(`SELECT slot, owner::text, reserved FROM ${prefix}ticks WHERE expires_at > now()`)).toEqual([{ slot: 2, owner: token, reserved: true }]);
+  });
+
   it("an idle tick takes no slot and sends one statement", async () => {
     const jobs = await h.isolated([]);
     const report = await jobs.tick({ budgetMs: 2_000 });

@@ -88,6 +88,8 @@ const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claim
  * statement's counts (SQL expressions over the settle CTEs), and those carried
  * from statements that did not write the row, to the tick's. `dueAfter` says
  * whether due work remains (for a handoff). None for a hold that does not write.
+ * A tick started for a reserved slot that finds nothing to do frees the
+ * reservation, so it does not count against the cap until it expires.
  */
 export const slotRowCte = (
   t: Tables,
@@ -97,31 +99,40 @@ export const slotRowCte = (
   dueAfter: string,
   /** Due jobs held back by limits this statement: the tick keeps the slot to claim them when they may go. */
   held = "0",
-): string | undefined => {
+): string[] => {
   const fields = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
   if (step.mode === "take") {
     const set = fields.map((f) => `${COUNT_COLUMNS[f]} = ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
-    return `tick_row AS (
+    const work = `(${counts.claimed}) + (${counts.reclaimed}) + (${held}) > 0`;
+    const take = `tick_row AS (
       UPDATE ${t.ticks} t SET owner = ${p.add(step.owner)}::uuid, reserved = false, expires_at = now() + ${ms(p, step.leaseMs)},
         started_at = now(), finished_at = NULL, budget_ms = ${p.add(Math.round(step.budgetMs))}::int, ${set}
-      FROM tick_free f WHERE t.slot = f.slot AND (${counts.claimed}) + (${counts.reclaimed}) + (${held}) > 0
+      FROM tick_free f WHERE t.slot = f.slot AND ${work}
       ${RETURNING})`;
+    if (!step.handoff) return [take];
+    // Exclusive with the take (one needs work, the other none), so the row is updated once at most.
+    const unreserve = `tick_unreserved AS (
+      UPDATE ${t.ticks} t SET owner = NULL, reserved = false, expires_at = NULL
+      FROM tick_free f WHERE t.slot = f.slot AND t.reserved AND t.slot = ${p.add(step.handoff.slot)}::int
+        AND t.owner = ${p.add(step.handoff.token)}::uuid AND NOT (${work})
+      RETURNING t.slot)`;
+    return [take, unreserve];
   }
-  if (step.mode === "hold" && step.write === false) return undefined;
+  if (step.mode === "hold" && step.write === false) return [];
   const add = fields.map((f) => `${COUNT_COLUMNS[f]} = t.${COUNT_COLUMNS[f]} + ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
   const fence = `t.slot = ${p.add(step.slot)}::int AND t.owner = ${p.add(step.owner)}::uuid`;
   if (step.mode === "hold") {
-    return `tick_row AS (
+    return [`tick_row AS (
       UPDATE ${t.ticks} t SET ${add}, expires_at = greatest(t.expires_at, now() + ${ms(p, step.leaseMs)})
-      WHERE ${fence} ${RETURNING})`;
+      WHERE ${fence} ${RETURNING})`];
   }
   const handoff = step.handoff ? `(${dueAfter})` : "false";
   const reserve = step.handoff ? ms(p, step.handoff.reserveMs) : "interval '0'";
-  return `tick_row AS (
+  return [`tick_row AS (
     UPDATE ${t.ticks} t SET ${add}, finished_at = now(), reserved = ${handoff},
       owner = CASE WHEN ${handoff} THEN gen_random_uuid() END,
       expires_at = CASE WHEN ${handoff} THEN now() + ${reserve} END
-    WHERE ${fence} ${RETURNING})`;
+    WHERE ${fence} ${RETURNING})`];
 };
 
 /** Asks for more ticks when this statement's claim was full and a bounded count says more is due. */

@@ -162,8 +162,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p);
   const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
-  const slotRow = input.slot ? slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : undefined;
-  if (slotRow) ctes.push(slotRow);
+  const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
+  const slotRow = slotRows.length > 0;
+  ctes.push(...slotRows);
   if (ctes.length === 0 && !input.probe?.length) return undefined;
 
   const columns = [

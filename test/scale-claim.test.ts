@@ -18,11 +18,11 @@ interface PlanNode {
   Plans?: PlanNode[];
 }
 
-const scansOfQueue = (node: PlanNode, out: Array<{ type: string; read: number }> = []) => {
-  if (node["Relation Name"] === t.queue && node["Node Type"] !== "ModifyTable") {
+const scansOfQueue = (node: PlanNode, out: Array<{ type: string; read: number }> = [], queue = t.queue) => {
+  if (node["Relation Name"] === queue && node["Node Type"] !== "ModifyTable") {
     out.push({ type: node["Node Type"], read: (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"] });
   }
-  for (const child of node.Plans ?? []) scansOfQueue(child, out);
+  for (const child of node.Plans ?? []) scansOfQueue(child, out, queue);
   return out;
 };
 
@@ -50,6 +50,52 @@ describe("the claim at 30,000 queued jobs", () => {
           expect(scans.filter((s) => s.type === "Seq Scan"), `claim of ${limit}, ${mode}`).toEqual([]);
           expect(Math.max(...scans.map((s) => s.read)), `claim of ${limit}, ${mode}`).toBeLessThanOrEqual(limit * 2);
         }
+      }
+    } finally {
+      client.release();
+    }
+  });
+});
+
+describe("the settle beside 20,000 running jobs", () => {
+  it("finds the runs it settles by id, not by reading every running job", async () => {
+    const s = h.make([], { tablePrefix: "settle_" });
+    await s.migrate();
+    const q = s.tables.queue;
+    await h.db.query(`ALTER TABLE ${q} SET (autovacuum_enabled = false)`);
+    await h.db.query(
+      `INSERT INTO ${q} (id, job_name, payload) SELECT gen_random_uuid(), 'noop', jsonb_build_object('i', g) FROM generate_series(1, 20128) g`,
+    );
+    // Statistics from before the backlog started: the planner expects no job to be running.
+    await h.db.query(`ANALYZE ${q}`);
+    await h.db.query(`UPDATE ${q} SET status = 'running', attempt = 1, lease_owner = gen_random_uuid(), lease_expires_at = now() + interval '1 hour'`);
+    const owner = crypto.randomUUID();
+    const { rows: mine } = await h.db.query<{ id: string }>(
+      `UPDATE ${q} SET lease_owner = $1 WHERE id IN (SELECT id FROM ${q} ORDER BY id LIMIT 128) RETURNING id::text`, [owner]);
+    const ids = mine.map((r) => r.id);
+    const at = (i: number) => ids.slice(i * 32, (i + 1) * 32);
+    const step = buildStep(s.tables, {
+      complete: at(0).map((id) => ({ id, owner, durationMs: 1 })),
+      retry: at(1).map((id) => ({ id, owner, durationMs: 1, delayMs: 1_000, error: "e" })),
+      deadLetter: at(2).map((id) => ({ id, owner, durationMs: 1, error: "e", reason: "failed" as const })),
+      requeue: at(3).map((id) => ({ id, owner, durationMs: 1 })),
+      history: true,
+    })!;
+    const client = await h.main.connect();
+    try {
+      for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+        await client.query("BEGIN");
+        await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        await client.query(`PREPARE settle_step AS ${step.text}`);
+        const args = step.values.map((v) => (v === null ? "NULL" : `'${String(typeof v === "object" ? JSON.stringify(v) : v).replaceAll("'", "''")}'`));
+        const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE settle_step(${args.join(", ")})`);
+        await client.query("ROLLBACK");
+        await client.query("DEALLOCATE settle_step");
+
+        const scans = scansOfQueue(rows[0]!["QUERY PLAN"][0]!.Plan, [], q);
+        expect(scans.length, mode).toBeGreaterThan(0);
+        // Each outcome reads its 32 runs (requeue's two halves read the same 32 each).
+        expect(Math.max(...scans.map((x) => x.read)), `${mode}: ${JSON.stringify(scans)}`).toBeLessThanOrEqual(64);
       }
     } finally {
       client.release();

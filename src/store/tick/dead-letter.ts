@@ -15,19 +15,22 @@ export interface DeadLetter {
 }
 
 /** Moves the job from the queue to dead letters; the fence is on the DELETE, so a stale run files nothing. */
-export const deadLetterFragment: FragmentBuilder<readonly DeadLetter[]> = (t, p, items) => ({
-  ctes: [
-    `dead_lettered AS (
-      DELETE FROM ${t.queue} q
-      USING jsonb_to_recordset(${p.json(
-        items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, error: clip(i.error), reason: i.reason, ...historyFields(i.history) })),
-      )}) AS s(id uuid, owner uuid, duration_ms integer, error text, reason text, ${HISTORY_RECORD})
-      WHERE ${FENCE("q", "s")}
-      RETURNING ${deadColumns("q", "s.error", "s.reason", "s.duration_ms")}, ${historyColumns("q", { error: "s.error", s: "s", final: true })})`,
-  ],
-  deadSources: ["dead_lettered"],
-  outcomes: [{ cte: "dead_lettered", outcome: "dead_lettered" }],
-});
+export const deadLetterFragment: FragmentBuilder<readonly DeadLetter[]> = (t, p, items) => {
+  const input = p.json(
+    items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, error: clip(i.error), reason: i.reason, ...historyFields(i.history) })),
+  );
+  return {
+    ctes: [
+      `dead_lettered AS (
+        DELETE FROM ${t.queue} q
+        USING jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer, error text, reason text, ${HISTORY_RECORD})
+        WHERE ${FENCE("q", "s", input)}
+        RETURNING ${deadColumns("q", "s.error", "s.reason", "s.duration_ms")}, ${historyColumns("q", { error: "s.error", s: "s", final: true })})`,
+    ],
+    deadSources: ["dead_lettered"],
+    outcomes: [{ cte: "dead_lettered", outcome: "dead_lettered" }],
+  };
+};
 
 /** The one insert every dead source of a statement feeds. Its id is the job's id. */
 export const deadLetterSink = (table: string, sources: readonly string[]): string =>

@@ -27,12 +27,12 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
             last_error = ${error}::text, updated_at = now()
         FROM jsonb_to_recordset(${input}) AS s(${record})
-        WHERE ${FENCE("q", "s")} AND q.attempt < q.max_attempts
+        WHERE ${FENCE("q", "s", input)} AND q.attempt < q.max_attempts
         RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, s: "s" })})`,
       `requeue_exhausted AS (
         DELETE FROM ${t.queue} q
         USING jsonb_to_recordset(${input}) AS s(${record})
-        WHERE ${FENCE("q", "s")} AND q.attempt >= q.max_attempts
+        WHERE ${FENCE("q", "s", input)} AND q.attempt >= q.max_attempts
         RETURNING ${deadColumns("q", `${error}::text`, "'deadline'::text", "s.duration_ms")}, ${historyColumns("q", { error: `${error}::text`, s: "s", final: true })})`,
     ],
     deadSources: ["requeue_exhausted"],

@@ -77,7 +77,7 @@ describe("the settle beside 20,000 running jobs", () => {
     const step = buildStep(s.tables, {
       complete: at(0).map((id) => ({ id, owner, durationMs: 1 })),
       retry: at(1).map((id) => ({ id, owner, durationMs: 1, delayMs: 1_000, error: "e" })),
-      deadLetter: at(2).map((id) => ({ id, owner, durationMs: 1, error: "e", reason: "failed" as const })),
+      deadLetter: at(2).map((id) => ({ id, owner, durationMs: 1, error: "e", reason: "exhausted" as const })),
       requeue: at(3).map((id) => ({ id, owner, durationMs: 1 })),
       history: true,
     })!;

@@ -248,7 +248,8 @@ describe("tick", () => {
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 40 });
     expect(report.succeeded).toBe(400);
     expect(report.statements).toBe(db.statements);
-    expect(report.statements / 400).toBeLessThan(0.05);
+    // A claim takes half the slots by default (two statements in flight): about 400 / 20 of them.
+    expect(report.statements / 400).toBeLessThan(0.07);
   });
 
   it("an idle tick is one statement, returns early, and records that it ran", async () => {

@@ -17,7 +17,7 @@ export interface OurSetup {
 
 export const ourJobs = (pool: pg.Pool, concurrency = 10, setup: OurSetup = {}) => {
   const db = countingDb(fromPg(pool));
-  const jobs = createJobs({ db, jobs: [setup.job ?? noop], logger: silentLogger, settings: { concurrency, batchSize: concurrency, ...setup.settings } });
+  const jobs = createJobs({ db, jobs: [setup.job ?? noop], logger: silentLogger, settings: { concurrency, ...setup.settings } });
   return { db, jobs };
 };
 
@@ -59,7 +59,7 @@ export const ours = async (url: string, database: string, setup: OurSetup & { re
       let ticks = 0;
       while (done < n) {
         ticks++;
-        const report = await jobs.tick({ budgetMs: 600_000, concurrency, batchSize: concurrency });
+        const report = await jobs.tick({ budgetMs: 600_000, concurrency });
         done += report.succeeded;
         if (report.claimed === 0 && report.succeeded === 0) throw new Error(`ours: queue empty after ${done} of ${n} jobs`);
       }

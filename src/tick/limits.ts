@@ -35,7 +35,9 @@ const millis = (field: string, value: number | undefined, fallback: number, min 
 export const tickLimits = (settings: JobsSettings, options: TickOptions): TickLimits => {
   const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
   const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency);
-  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency);
+  // Half the slots per claim by default: when many runs end together (short jobs), one statement
+  // settles and claims for half while the other is out, so the database and the client overlap.
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? Math.ceil(concurrency / 2)), concurrency);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   return { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs };

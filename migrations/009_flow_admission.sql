@@ -177,16 +177,21 @@ BEGIN
     -- is counted. The first round waits for its locks, all taken in one order by every claim; later
     -- rounds only try theirs. Only this function writes rate windows, always under these locks, so
     -- their rows need no row locks.
-    v_lock := ARRAY(SELECT DISTINCT b FROM (SELECT unnest(n_cb) UNION ALL SELECT unnest(n_rn)) s(b) WHERE b IS NOT NULL AND b <> ALL (v_b) ORDER BY 1);
+    -- The buckets met for the first time, locked in the statement that lists them (every statement
+    -- of this function is a good part of its cost): the first round's in hash order, row by row (a
+    -- volatile call in a sorted subquery's list runs after the sort), later rounds' only tried.
+    IF v_round = 1 THEN
+      SELECT coalesce(array_agg(l.b), '{}') INTO v_lock FROM (
+        SELECT d.b, pg_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(d.b)) AS locked
+        FROM (SELECT DISTINCT b FROM (SELECT unnest(n_cb) UNION ALL SELECT unnest(n_rn)) s(b) WHERE b IS NOT NULL AND b <> ALL (v_b)) d
+        ORDER BY hashtext(d.b), d.b) l;
+    ELSE
+      v_lock := ARRAY(SELECT d.b FROM (SELECT DISTINCT b FROM (SELECT unnest(n_cb) UNION ALL SELECT unnest(n_rn)) s(b) WHERE b IS NOT NULL AND b <> ALL (v_b)) d
+                      WHERE pg_try_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(d.b)));
+    END IF;
     IF cardinality(v_lock) > 0 THEN
-      IF v_round = 1 THEN
-        -- One statement, the locks taken row by row in hash order.
-        PERFORM pg_advisory_xact_lock(hashtext('{{prefix}}flow'), s.h) FROM (SELECT DISTINCT hashtext(b) AS h FROM unnest(v_lock) b ORDER BY 1) s;
-        v_now := clock_timestamp();
-      ELSE
-        v_lock := ARRAY(SELECT b FROM unnest(v_lock) b WHERE pg_try_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(b)));
-      END IF;
-      v_now := coalesce(v_now, clock_timestamp());
+      -- After the locks: the instant the starts of this claim are counted at.
+      v_now := CASE WHEN v_round = 1 THEN clock_timestamp() ELSE coalesce(v_now, clock_timestamp()) END;
       SELECT array_agg(ub.name), array_agg(coalesce(rc.n, 0)), array_agg(coalesce(st.cnt, 0)), array_agg(st.first), array_agg(w.span), array_agg(w.lim)
         INTO a_b, a_run, a_cnt, a_first, a_span, a_lim
       FROM unnest(v_lock) ub(name)
@@ -249,8 +254,10 @@ BEGIN
       IF ci IS NOT NULL THEN v_run[ci] := v_run[ci] + 1; END IF;
       FOREACH bi IN ARRAY v_rb LOOP v_new[bi] := v_new[bi] + 1; END LOOP;
     END LOOP;
+    -- A claim that is full is done (no statement more for the next round's keys).
+    EXIT WHEN cardinality(v_admit) >= p_want;
     -- A round that admitted less than wanted looked at all its keys: the next claim starts after them.
-    IF cardinality(v_admit) < p_want THEN v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k)); END IF;
+    v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k));
     -- The next round asks more of the keys that gave their whole share and had it all admitted, and
     -- of new keys at the rows per key this round yielded.
     v_yield := (cardinality(c_id) - v_from + 1)::numeric / cardinality(v_round_keys);
@@ -259,7 +266,8 @@ BEGIN
   -- Short of what was wanted with keys left unexamined: reported as held, so that the tick claims again
   -- (at its claim interval) rather than taking the queue for empty.
   IF cardinality(v_admit) < p_want AND cardinality(v_keys) >= p_max_keys THEN v_held := v_held + 1; END IF;
-  IF cardinality(v_b) > 0 THEN
+  -- Only rate buckets gain starts; a claim under concurrency limits alone writes nothing here.
+  IF 0 < ANY (v_new) THEN
     -- Starts are kept in order: the window is the last `cnt` of them (counted above), and the
     -- admission kept cnt + nw within the limit, so they and the new ones are all that is kept.
     -- A bucket's first starts create its row.

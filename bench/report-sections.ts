@@ -25,7 +25,8 @@ type Table = (head: string[], rows: string[][]) => string;
 
 const int = (x: number) => Math.round(x).toLocaleString("en-US");
 const x2 = (x: number) => `${x.toFixed(2)}x`;
-const ms = (x: number) => (x >= 100 ? int(x) : x.toFixed(2));
+// No samples (a short run that found no room for them) is written to results.json as null.
+const ms = (x: number | null) => (x === null || !Number.isFinite(x) ? "-" : x >= 100 ? int(x) : x.toFixed(2));
 
 export const renderSections = (r: SectionResults, table: Table): string[] => {
   const out: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { countingDb, createJobs, type Db, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
+import { countingDb, createJobs, type Db, defineJob, fromPg, jsonLogger, PermanentJobError } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick");
@@ -250,6 +250,30 @@ describe("tick", () => {
     expect(report.statements).toBe(db.statements);
     // A claim takes half the slots by default (two statements in flight): about 400 / 20 of them.
     expect(report.statements / 400).toBeLessThan(0.07);
+  });
+
+  it("keeps two statements in flight while short jobs drain: a claim takes half the slots by default", async () => {
+    const noop = defineJob({ name: "noop-pipe", schema: z.object({ i: z.number() }), handler: () => {} });
+    let out = 0;
+    let most = 0;
+    const inner = fromPg(h.pool(3));
+    const db: Db = {
+      async query(text, params, options) {
+        most = Math.max(most, ++out);
+        try {
+          return await inner.query(text, params, options);
+        } finally {
+          out--;
+        }
+      },
+    };
+    const jobs = await h.isolated([noop], {}, db);
+    await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-pipe" as const, payload: { i } })));
+    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
+    expect(report.succeeded).toBe(640);
+    // All 32 slots in one claim would leave nothing to settle or claim while that statement is out.
+    expect(most).toBe(2);
+    expect(report.statements / 640).toBeLessThan(0.07);
   });
 
   it("an idle tick is one statement, returns early, and records that it ran", async () => {

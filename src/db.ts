@@ -34,6 +34,12 @@ export class StatementTimeout extends Error {
 
 export interface Db {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
+  /**
+   * How many statements it can run at once: a pool's size, 1 for a single connection. A tick on
+   * one connection claims all its free slots per statement (a second statement would only wait).
+   * Absent: more than one.
+   */
+  readonly statementsAtOnce?: number;
 }
 
 /**
@@ -136,7 +142,11 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
     c.release();
     return result;
   };
+  const statementsAtOnce = !driver
+    ? (client as Db).statementsAtOnce
+    : isPool(client) ? ((client as { options?: { max?: number } }).options?.max ?? 10) : 1;
   return {
+    statementsAtOnce,
     async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
       let result: PgResult;
       if (!driver) result = await (client as Db).query(text, params, options);
@@ -186,6 +196,7 @@ export const fromNeonHttp = (sql: NeonHttpLike): Db => ({
 export const countingDb = (db: Db): Db & { statements: number } => {
   const counted = {
     statements: 0,
+    statementsAtOnce: db.statementsAtOnce,
     query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
       counted.statements++;
       return db.query<R>(text, params, options);

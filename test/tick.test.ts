@@ -276,6 +276,18 @@ describe("tick", () => {
     expect(report.statements / 640).toBeLessThan(0.07);
   });
 
+  it("on a single connection claims all its free slots per statement: a second one would only wait", async () => {
+    const noop = defineJob({ name: "noop-one", schema: z.object({ i: z.number() }), handler: () => {} });
+    const db = countingDb(fromPg(h.pool(1)));
+    expect(db.statementsAtOnce).toBe(1);
+    const jobs = await h.isolated([noop], {}, db);
+    await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
+    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
+    expect(report.succeeded).toBe(640);
+    // 640 / 32 claims, the final settle, and a few where runs finished apart; half-slot claims would need 40.
+    expect(report.statements).toBeLessThanOrEqual(26);
+  });
+
   it("an idle tick is one statement, returns early, and records that it ran", async () => {
     const db = countingDb(h.db);
     const jobs = await h.isolated([], {}, db);

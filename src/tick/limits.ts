@@ -32,12 +32,14 @@ const millis = (field: string, value: number | undefined, fallback: number, min 
  * the option), with the cutoff at most half the budget: the one place a tick's
  * limits are decided.
  */
-export const tickLimits = (settings: JobsSettings, options: TickOptions): TickLimits => {
+export const tickLimits = (settings: JobsSettings, options: TickOptions, statementsAtOnce?: number): TickLimits => {
   const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
   const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency);
   // Half the slots per claim by default: when many runs end together (short jobs), one statement
   // settles and claims for half while the other is out, so the database and the client overlap.
-  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? Math.ceil(concurrency / 2)), concurrency);
+  // On one connection the second statement would only wait: all the slots then.
+  const batchDefault = statementsAtOnce === 1 ? concurrency : Math.ceil(concurrency / 2);
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? batchDefault), concurrency);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   return { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs };

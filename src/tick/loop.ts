@@ -44,7 +44,7 @@ export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickRe
 const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | undefined): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
-  const { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs } = tickLimits(settings, options);
+  const { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs } = tickLimits(settings, options, db.statementsAtOnce);
   const started = Date.now();
   const deadline = started + budgetMs;
   const cutoff = deadline - claimCutoffMs;

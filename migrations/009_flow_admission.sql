@@ -67,9 +67,6 @@ DECLARE
   k_took integer[];
   k_admit integer[];
   v_round_keys integer[] := '{}';
-  -- Keys found this round are v_keys[v_fresh:]; with those the round has v_nround keys.
-  v_fresh integer;
-  v_nround integer;
   v_more integer[];
   v_cap integer;
   v_need integer;
@@ -102,7 +99,6 @@ BEGIN
     EXIT WHEN v_need <= 0 OR v_round >= 8;
     -- More keys for this round: enough to fill what is left at the yield seen so far, within the bound.
     v_n := least(p_max_keys - cardinality(v_keys), greatest(0, ceil(v_need / greatest(v_yield, 1))::int - cardinality(v_round_keys)));
-    v_fresh := cardinality(v_keys) + 1;
     IF v_n > 0 AND NOT v_scanned THEN
       v_from := cardinality(v_keys) + 1;
       IF NOT v_wrapped THEN
@@ -140,11 +136,11 @@ BEGIN
         v_keys := v_keys || v_found;
         IF cardinality(v_found) < v_n THEN v_scanned := true; ELSE v_after := v_found[cardinality(v_found)]; END IF;
       END IF;
+      v_round_keys := v_round_keys || ARRAY(SELECT generate_series(v_from, cardinality(v_keys)));
     END IF;
-    v_nround := cardinality(v_round_keys) + cardinality(v_keys) - v_fresh + 1;
-    EXIT WHEN v_nround = 0;
+    EXIT WHEN cardinality(v_round_keys) = 0;
     v_round := v_round + 1;
-    v_cap := ceil(v_need::numeric / v_nround)::int;
+    v_cap := ceil(v_need::numeric / cardinality(v_round_keys))::int;
     SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.kpos), '{}'),
            coalesce(array_agg(c.cb ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.kpos), '{}'),
            array_agg(c.rn ORDER BY c.rnk, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.kpos)
@@ -155,7 +151,7 @@ BEGIN
                   THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cb,
              CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number' THEN (p_limits -> x.job_name ->> 'c')::int END AS cl,
              r.rn, r.rs, r.rl
-      FROM (SELECT unnest(v_round_keys) UNION ALL SELECT generate_series(v_fresh, cardinality(v_keys))) AS rk(kpos)
+      FROM unnest(v_round_keys) AS rk(kpos)
       CROSS JOIN LATERAL (
         SELECT q.id, q.job_name, q.priority, q.run_at, q.concurrency_key, q.rate_keys, rk.kpos
         FROM {{prefix}}queue q
@@ -266,12 +262,11 @@ BEGIN
     -- A claim that is full is done (no statement more for the next round's keys).
     EXIT WHEN cardinality(v_admit) >= p_want;
     -- A round that admitted less than wanted looked at all its keys: the next claim starts after them.
-    v_pos := greatest(v_pos, cardinality(v_keys));
+    v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k));
     -- The next round asks more of the keys that gave their whole share and had it all admitted, and
     -- of new keys at the rows per key this round yielded.
-    v_yield := (cardinality(c_id) - v_from + 1)::numeric / v_nround;
-    v_round_keys := ARRAY(SELECT k FROM (SELECT unnest(v_round_keys) UNION ALL SELECT generate_series(v_fresh, cardinality(v_keys))) s(k)
-                          WHERE k_took[k] = v_cap AND k_admit[k] = v_cap);
+    v_yield := (cardinality(c_id) - v_from + 1)::numeric / cardinality(v_round_keys);
+    v_round_keys := ARRAY(SELECT k FROM unnest(v_round_keys) k WHERE k_took[k] = v_cap AND k_admit[k] = v_cap);
   END LOOP;
   -- Short of what was wanted with keys left unexamined: reported as held, so that the tick claims again
   -- (at its claim interval) rather than taking the queue for empty.

@@ -51,6 +51,47 @@ describe("concurrency per key", () => {
   });
 });
 
+describe("no limits in code", () => {
+  /** The tick's claim statements, in order, as the database received them. */
+  const recording = () => {
+    const claims: string[] = [];
+    const db = {
+      query: <R>(text: string, params?: readonly unknown[], options?: { prepare?: boolean; timeoutMs?: number }) => {
+        if (/\bclaimed AS \(/.test(text)) claims.push(text);
+        return h.db.query<R>(text, params, options);
+      },
+    };
+    return { db, claims, admitting: () => claims.map((c) => c.includes("flow_admit(")) };
+  };
+
+  it("a claim leaves the admission out once the tick has found no keyed job queued", async () => {
+    const { db, admitting } = recording();
+    const plain = defineJob({ name: "plain", schema: z.object({ n: z.number() }), handler: () => {} });
+    const jobs = await h.isolated([plain], {}, db);
+    await jobs.enqueueMany(Array.from({ length: 24 }, (_, n) => ({ job: "plain" as const, payload: { n } })));
+    expect(await jobs.tick({ budgetMs: 5_000, concurrency: 4, batchSize: 4 })).toMatchObject({ succeeded: 24 });
+    const seen = admitting();
+    expect(seen.length).toBeGreaterThanOrEqual(6);
+    expect(seen).toEqual([true, ...seen.slice(1).map(() => false)]);
+  });
+
+  it("jobs keyed by limits since removed keep the admission in every claim until none is queued, and all run", async () => {
+    const limited = defineJob({ name: "was-limited", schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: () => {} });
+    const before = await h.isolated([limited]);
+    await before.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "was-limited" as const, payload: { tenant: `t${n % 3}`, n } })));
+    const { db, admitting } = recording();
+    const free = defineJob({ name: "was-limited", schema: tenant, handler: () => {} });
+    const after = h.make([free], { tablePrefix: before.settings.tablePrefix }, db);
+    await after.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "was-limited" as const, payload: { tenant: "none", n } })));
+    expect(await after.tick({ budgetMs: 5_000, concurrency: 2, batchSize: 2 })).toMatchObject({ succeeded: 24 });
+    const seen = admitting();
+    // The claims that took keyed jobs all carried the admission; once none was left, it was left out.
+    const last = seen.lastIndexOf(true);
+    expect(last).toBeGreaterThanOrEqual(5);
+    expect(seen.slice(0, last + 1).every(Boolean)).toBe(true);
+  });
+});
+
 describe("rate limits", () => {
   it("no window of periodMs sees more than `limit` starts of a key; several limits all hold", async () => {
     const starts: Array<{ key: string; at: number }> = [];

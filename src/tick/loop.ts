@@ -4,6 +4,7 @@ import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
 import type { FanOut, Handoff, SlotStep, TickRow } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
+import { FlowClaims } from "./flow-claims.js";
 import { housekeepingFor } from "./housekeeping.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick, wakeable } from "./live.js";
@@ -24,11 +25,6 @@ const MIN_STATEMENT_MS = 1_000;
 const RESERVE_MS = 30_000;
 /** A tick asks for more ticks at most this often. */
 const FAN_OUT_EVERY_MS = 1_000;
-/**
- * Keys one claim looks at: as many as it has slots (one due job per key fills it), at least 8 so
- * that keys held at their limits leave others to find, at most 50 (each key costs the claim a probe).
- */
-const flowKeysFor = (limit: number) => Math.min(50, Math.max(8, limit));
 
 /**
  * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
@@ -51,12 +47,10 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   // A second statement goes out while one is in flight only for a worthwhile batch.
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
   const tickOwner = crypto.randomUUID();
-  const flow = env.flow;
+  const flow = new FlowClaims(env.flow);
   // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
   const history = settings.historyRetentionMs !== false;
   const maxOutputBytes = history ? settings.maxOutputBytes : undefined;
-  // Where the round-robin over keys resumes: each claim starts after the last key the previous one served.
-  let flowCursor = "";
 
   const runs = new Map<string, Run>();
   let pending: Settlement[] = [];
@@ -172,7 +166,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // A rate window says when it has room; a job held by concurrency is looked at again at the claim interval.
       claimAfter = short && result.flowHeld > 0 ? (result.flowRetryAt ?? lastClaimAt + settings.claimIntervalMs) : 0;
     }
-    if (result.flowCursor !== null) flowCursor = result.flowCursor;
+    flow.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);
     spawn(result.spawn);
   };
@@ -211,8 +205,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
         ? { maxTicks: settings.maxTicks, concurrency, want: limit, bound: Math.min(10_000, concurrency * settings.maxTicks + limit), maxSpawn: settings.maxTicks - 1, reserveMs: RESERVE_MS }
         : undefined;
     if (fanOut) lastFanOutAt = Date.now();
-    const claimFlow = { limitsJson: flow?.limitsJson ?? "{}", split: flow?.enabled ?? false, cursor: flowCursor, maxKeys: flowKeysFor(limit) };
-    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: claimFlow }, slot: slotStep, fanOut };
+    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit) }, slot: slotStep, fanOut };
   };
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
 

@@ -39,6 +39,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,
   spawn: [...a.spawn, ...b.spawn],
+  keyedWaiting: b.keyedWaiting ?? a.keyedWaiting,
   flowCursor: b.flowCursor ?? a.flowCursor,
   flowHeld: a.flowHeld + b.flowHeld,
   flowRetryAt: b.flowRetryAt ?? a.flowRetryAt,

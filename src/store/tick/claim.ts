@@ -35,6 +35,12 @@ export interface ClaimFlow {
   readonly cursor: string;
   /** Most keys one claim looks at. */
   readonly maxKeys: number;
+  /**
+   * Whether keyed jobs may be queued (absent: they may). When false (no job has limits and an
+   * earlier claim of the tick found none), the claim leaves the admission out of its statement:
+   * about a tenth of a no-op step's server time.
+   */
+  readonly keyed?: boolean;
 }
 
 /**
@@ -49,7 +55,7 @@ export interface ClaimFlow {
  */
 export const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
 
-export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment => {
+export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment & { keyed: boolean } => {
   const flow = input.flow ?? NO_FLOW_CLAIM;
   const when = gate ? ` AND ${gate}` : "";
   const limit = p.add(input.limit);
@@ -61,23 +67,26 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       -- The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan
       -- does, so the server keeps the step's generic plan instead of planning every statement anew.
       LIMIT (SELECT ${take}) FOR UPDATE SKIP LOCKED)`;
-  const ctes = [
-    plain("plain1", first),
+  const keyed = flow.split || flow.keyed !== false;
+  const ctes = [plain("plain1", first)];
+  if (keyed) ctes.push(
+    // Along queue_flow_idx, as the admission's own key scan starts: an EXISTS here is planned as a
+    // sequential scan, which walks every dead row a drain leaves at the start of the table.
+    `keyed_waiting AS (
+      SELECT (SELECT flow_key FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL ORDER BY flow_key LIMIT 1) IS NOT NULL AS waiting)`,
     `flowed AS (
       SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
       FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb,
         CASE WHEN ${gate ?? "true"} THEN greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int) ELSE 0 END,
         ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int, NULL::jsonb) f
-      -- Along queue_flow_idx, as the admission's own key scan starts: an EXISTS here is planned as a
-      -- sequential scan, which walks every dead row a drain leaves at the start of the table.
-      WHERE (SELECT flow_key FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL ORDER BY flow_key LIMIT 1) IS NOT NULL)`,
-  ];
+      WHERE (SELECT waiting FROM keyed_waiting))`,
+  );
   if (flow.split) {
     ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
   }
   ctes.push(
     `picked AS (
-      SELECT id, bucket FROM plain1 UNION ALL SELECT id, bucket FROM flowed WHERE id IS NOT NULL${flow.split ? " UNION ALL SELECT id, bucket FROM plain2" : ""})`,
+      SELECT id, bucket FROM plain1${keyed ? " UNION ALL SELECT id, bucket FROM flowed WHERE id IS NOT NULL" : ""}${flow.split ? " UNION ALL SELECT id, bucket FROM plain2" : ""})`,
     `claimed AS (
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
@@ -90,5 +99,5 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
                 q.correlation_id, q.idempotency_key, q.run_at, q.created_at, q.traceparent)`,
   );
-  return { ctes };
+  return { ctes, keyed };
 };

@@ -59,6 +59,8 @@ export interface StepResult {
   readonly slotFree: boolean;
   /** Slots reserved for extra ticks, with the tokens they take them with. */
   readonly spawn: Handoff[];
+  /** Whether the claim saw keyed jobs queued (null: it left the admission out, or did not claim). */
+  readonly keyedWaiting: boolean | null;
   /** Where the next claim's round-robin over keys resumes (null when this statement admitted no keyed job). */
   readonly flowCursor: string | null;
   /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms). */
@@ -90,7 +92,7 @@ const ID_LISTS = {
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
+  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -98,7 +100,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 export const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -149,7 +151,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (!meterLater && (outcomes.length > 0 || carried.length > 0)) ctes.push(metricsCte(t.metrics, p, outcomes, carried));
   if (outcomes.length > 0 && input.history) ctes.push(historySink(t.runs, outcomes));
   // Runs that end need no bookkeeping for flow control: the admission counts a bucket's running jobs.
-  if (claiming) ctes.push(...claimFragment(t, p, input.claim!, gate.gate).ctes);
+  const claim = claiming ? claimFragment(t, p, input.claim!, gate.gate) : undefined;
+  if (claim) ctes.push(...claim.ctes);
+  const flowed = claim?.keyed === true;
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`, queueMinuteCte(t));
   if (input.housekeeping) ctes.push(...housekeepingCtes(t, p, input.housekeeping));
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
@@ -162,7 +166,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p);
   const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
-  const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, claiming ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
+  const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, flowed ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
   const slotRow = slotRows.length > 0;
   ctes.push(...slotRows);
   if (ctes.length === 0 && !input.probe?.length) return undefined;
@@ -181,9 +185,10 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     fanning
       ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
       : `'[]'::jsonb AS spawn`,
-    claiming ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
-    claiming ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
-    claiming ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
+    flowed ? `(SELECT waiting FROM keyed_waiting) AS "keyedWaiting"` : `NULL::boolean AS "keyedWaiting"`,
+    flowed ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
+    flowed ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
+    flowed ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
     input.markTick ? QUEUE_MINUTE_COLUMN : `NULL::jsonb AS "queueMinute"`,
     input.housekeeping ? housekeepingColumn(input.housekeeping) : `NULL::jsonb AS housekeeping`,
     meterLater ? meterColumn(outcomes) : `'[]'::json AS metered`,
@@ -204,10 +209,10 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   if (!row) return EMPTY_STEP;
   const {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
+    counts, tick, slotFree, spawn, keyedWaiting, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
+    counts, tick, slotFree, spawn, keyedWaiting, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

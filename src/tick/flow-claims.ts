@@ -1,0 +1,28 @@
+import type { FlowSpec } from "../flow/spec.js";
+import type { ClaimFlow } from "../store/tick/claim.js";
+import type { StepResult } from "../store/tick/step.js";
+
+/**
+ * Keys one claim looks at: as many as it has slots (one due job per key fills it), at least 8 so
+ * that keys held at their limits leave others to find, at most 50 (each key costs the claim a probe).
+ */
+const keysPerClaim = (limit: number) => Math.min(50, Math.max(8, limit));
+
+/** What a tick's claims tell the admission, and what each claim's result tells the next one. */
+export class FlowClaims {
+  /** Where the round-robin over keys resumes: each claim starts after the last key the previous one served. */
+  private cursor = "";
+  /** Without limits in code, keyed jobs (of limits since removed) are looked for until a claim finds none. */
+  private keyed = true;
+
+  constructor(private readonly spec: FlowSpec | undefined) {}
+
+  claim(limit: number): ClaimFlow {
+    return { limitsJson: this.spec?.limitsJson ?? "{}", split: this.spec?.enabled ?? false, cursor: this.cursor, maxKeys: keysPerClaim(limit), keyed: this.keyed };
+  }
+
+  saw(result: Pick<StepResult, "flowCursor" | "keyedWaiting">): void {
+    if (result.flowCursor !== null) this.cursor = result.flowCursor;
+    if (result.keyedWaiting !== null) this.keyed = result.keyedWaiting;
+  }
+}

@@ -8,7 +8,7 @@ const h = await harness("retention");
 const quick = defineJob({ name: "quick", schema: z.object({ i: z.number() }), handler: (p) => p.i });
 const fails = defineJob({ name: "fails", schema: z.object({}), maxAttempts: 1, handler: () => { throw new Error("no"); } });
 
-type J = { tables: { runs: string; metrics: string; deadLetters: string; housekeeping: string; queueMinutes: string } };
+type J = { tables: { runs: string; metrics: string; deadLetters: string; housekeeping: string; queueMinutes: string; flow: string } };
 const count = async (table: string, where = "true") => Number((await h.rows<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`))[0]!.n);
 /** History rows as an old deployment left them: `n` runs that finished `days` ago. */
 const oldRuns = (j: J, n: number, days: number) =>
@@ -65,6 +65,30 @@ describe("retention", () => {
                   SELECT gen_random_uuid(), 'fails', '{}', 1, 1, 0, 'exhausted', now() - (i * 60 || ' days')::interval, now() FROM generate_series(1, 3) i`);
     expect((await busyTick(keeping)).cleaned).toMatchObject({ deadLetters: 2 });
     expect(await count(keeping.tables.deadLetters)).toBe(1);
+  });
+
+  it("deletes rate windows unwritten for longer than a limit's longest window (a day), a batch at a time round the table", async () => {
+    const rated = defineJob({ name: "rated", schema: z.object({ i: z.number() }), rateLimit: { limit: 5, periodMs: 1_000, key: (p) => String(p.i) }, handler: () => {} });
+    const jobs = await h.isolated([quick, rated]);
+    const windows = (prefix: string, n: number, age: string) =>
+      h.rows(`INSERT INTO ${jobs.tables.flow} (bucket, starts, updated_at)
+              SELECT $1 || lpad(i::text, 5, '0'), ARRAY[now() - $3::interval], now() - $3::interval FROM generate_series(1, $2) i`, [prefix, n, age]);
+    await windows("r:j:rated:1000:f", 10, "1 second");
+    await windows("r:j:rated:1000:s", 12_000, "2 days");
+    await windows("r:j:rated:1000:t", 1, "23 hours");
+    const due = () => h.rows(`UPDATE ${jobs.tables.housekeeping} SET next_at = now()`);
+    // Bucket order: the fresh ones come first and stay, then the stale ones go, a batch looked at per cleanup.
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 4_990 });
+    await due();
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 5_000 });
+    await due();
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 2_010 });
+    const left = await h.rows<{ bucket: string }>(`SELECT bucket FROM ${jobs.tables.flow} ORDER BY bucket`);
+    expect(left.map((r) => r.bucket.slice(-6))).toEqual([...Array.from({ length: 10 }, (_, i) => `f${String(i + 1).padStart(5, "0")}`), "t00001"]);
+    // Round the table: the next cleanup starts from the first bucket again.
+    const [gate] = await h.rows<{ after: string }>(`SELECT flow_after AS after FROM ${jobs.tables.housekeeping}`);
+    expect(gate!.after).toBe("");
+    expect(await count(jobs.tables.flow)).toBe(11);
   });
 
   it("with history off, old history still goes; nothing new is written", async () => {

@@ -53,7 +53,7 @@ export interface TickReport extends TickCounts {
   /** The queue's depth and oldest wait, when this tick was the first of its minute (they are recorded once a minute). */
   readonly queue: QueueMinute | null;
   /** What the cleanup of old history, metrics and dead letters deleted, when this tick ran it. */
-  readonly cleaned: { readonly runs: number; readonly metrics: number; readonly deadLetters?: number } | null;
+  readonly cleaned: { readonly runs: number; readonly metrics: number; readonly flow: number; readonly deadLetters?: number } | null;
 }
 
 /**

@@ -6,6 +6,8 @@ export interface Housekeeping {
   readonly metricsMs: number;
   /** Dead letters older than this go; absent: kept. */
   readonly deadLettersMs?: number;
+  /** Flow rows (rate windows) not written for this long go: longer than any window a limit may count. */
+  readonly flowStaleMs: number;
   /** Rows per table per cleanup. */
   readonly batch: number;
   /** How long a cleanup that found no more than a batch waits before the next. */
@@ -15,21 +17,35 @@ export interface Housekeeping {
 const ms = (p: Params, value: number) => `${p.add(value)}::bigint * interval '1 millisecond'`;
 
 /**
- * Old history, metrics, queue minutes and (optionally) dead letters, deleted in bounded
+ * Old history, metrics, queue minutes, stale rate windows and (optionally) dead letters, deleted in bounded
  * batches by the final statement of a busy tick. At most one tick at a time cleans (the gate
  * row is taken with SKIP LOCKED, so the others do not wait), and only every `everyMs`, unless
  * the history holds more than a batch past its retention: then the next busy tick goes on.
- * Each delete reads at most `batch` rows from the old end of its index, however big the table.
+ * Each delete reads at most `batch` rows from the old end of its index, however big the table;
+ * the flow rows, which have no age order, `batch` at a time round the table in bucket order.
  */
 export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[] => {
   const batch = p.add(h.batch);
   const history = `now() - ${ms(p, h.historyMs)}`;
   const ctes = [
+    // The next batch of flow rows, read only when a cleanup is due (the gate row says where it resumes,
+    // and cannot be read from the gate itself, which writes where the next one does).
+    `hk_flow_scan AS MATERIALIZED (
+      SELECT bucket, updated_at FROM ${t.flow}
+      WHERE bucket > (SELECT flow_after FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now())
+      ORDER BY bucket LIMIT ${batch}::int)`,
     `hk_gate AS (
       UPDATE ${t.housekeeping} SET next_at = now() + CASE
         WHEN (SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history} THEN interval '0'
-        ELSE ${ms(p, h.everyMs)} END
+        ELSE ${ms(p, h.everyMs)} END,
+        flow_after = CASE WHEN (SELECT count(*) FROM hk_flow_scan) < ${batch}::int THEN '' ELSE (SELECT max(bucket) FROM hk_flow_scan) END
       WHERE id = (SELECT id FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now() FOR UPDATE SKIP LOCKED)
+      RETURNING 1)`,
+    // A window a claim writes meanwhile is newer than the cutoff when the delete looks at it again.
+    `hk_flow AS (
+      DELETE FROM ${t.flow} f USING hk_flow_scan s
+      WHERE EXISTS (SELECT 1 FROM hk_gate) AND f.bucket = s.bucket AND s.updated_at < now() - ${ms(p, h.flowStaleMs)}
+        AND f.updated_at < now() - ${ms(p, h.flowStaleMs)}
       RETURNING 1)`,
     `hk_runs AS (
       DELETE FROM ${t.runs} WHERE id IN (
@@ -60,6 +76,6 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
 /** What the cleanup deleted, per table, as one column of the statement. */
 export const housekeepingColumn = (h: Housekeeping): string =>
   `jsonb_build_object('ran', EXISTS (SELECT 1 FROM hk_gate), 'runs', (SELECT count(*) FROM hk_runs),
-     'metrics', (SELECT count(*) FROM hk_metrics) + (SELECT count(*) FROM hk_minutes)${
+     'metrics', (SELECT count(*) FROM hk_metrics) + (SELECT count(*) FROM hk_minutes), 'flow', (SELECT count(*) FROM hk_flow)${
        h.deadLettersMs !== undefined ? `, 'deadLetters', (SELECT count(*) FROM hk_dead)` : ""
      }) AS housekeeping`;

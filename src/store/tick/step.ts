@@ -69,7 +69,7 @@ export interface StepResult {
   /** What the first statement of a minute recorded of the queue (null in the others). */
   readonly queueMinute: QueueMinute | null;
   /** What the cleanup deleted (null when it did not run). */
-  readonly housekeeping: { ran: boolean; runs: number; metrics: number; deadLetters?: number } | null;
+  readonly housekeeping: { ran: boolean; runs: number; metrics: number; flow: number; deadLetters?: number } | null;
   /** The metrics of the runs it ended, when the input said to write them later (else empty). */
   readonly metered: MeterRow[];
   /** Values of the `probe` columns, by name. */

@@ -249,11 +249,11 @@ describe("tick", () => {
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 40 });
     expect(report.succeeded).toBe(400);
     expect(report.statements).toBe(db.statements);
-    // A claim takes all 40 slots by default: about 400 / 40 statements, and a few where runs ended apart.
-    expect(report.statements / 400).toBeLessThan(0.05);
+    // A claim takes half the slots by default (two statements in flight): about 400 / 20 of them.
+    expect(report.statements / 400).toBeLessThan(0.07);
   });
 
-  it("keeps two statements in flight while short jobs drain on claims of half the slots", async () => {
+  it("keeps two statements in flight while short jobs drain: a claim takes half the slots by default", async () => {
     const noop = defineJob({ name: "noop-pipe", schema: z.object({ i: z.number() }), handler: () => {} });
     let out = 0;
     let most = 0;
@@ -270,18 +270,18 @@ describe("tick", () => {
     };
     const jobs = await h.isolated([noop], {}, db);
     await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-pipe" as const, payload: { i } })));
-    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32, batchSize: 16 });
+    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
     expect(report.succeeded).toBe(640);
     // All 32 slots in one claim would leave nothing to settle or claim while that statement is out.
     expect(most).toBe(2);
     expect(report.statements / 640).toBeLessThan(0.07);
   });
 
-  it("claims all its slots per statement up to a concurrency of 64, half of them above (at least 64), all on one connection", () => {
+  it("claims half its slots per statement, at least 16, all of them up to 16 slots or on one connection", () => {
     const s = resolveSettings({});
     const batch = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce).batchSize;
-    expect([1, 10, 32, 64, 100, 128, 200].map((c) => batch(c))).toEqual([1, 10, 32, 64, 64, 64, 100]);
-    expect(batch(200, 1)).toBe(200);
+    expect([1, 10, 16, 20, 32, 33, 100].map((c) => batch(c))).toEqual([1, 10, 16, 16, 16, 17, 50]);
+    expect(batch(100, 1)).toBe(100);
     expect(tickLimits(resolveSettings({ batchSize: 7 }), { concurrency: 32 }).batchSize).toBe(7);
   });
 
@@ -290,11 +290,11 @@ describe("tick", () => {
     const db = countingDb(fromPg(h.pool(1)));
     expect(db.statementsAtOnce).toBe(1);
     const jobs = await h.isolated([noop], {}, db);
-    await jobs.enqueueMany(Array.from({ length: 1_280 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
-    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 128 });
-    expect(report.succeeded).toBe(1_280);
-    // 1,280 / 128 claims, the final settle, and a few where runs finished apart; a pool's claims of 64 would need 20.
-    expect(report.statements).toBeLessThanOrEqual(16);
+    await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
+    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
+    expect(report.succeeded).toBe(640);
+    // 640 / 32 claims, the final settle, and a few where runs finished apart; half-slot claims would need 40.
+    expect(report.statements).toBeLessThanOrEqual(26);
   });
 
   it("an idle tick is one statement, returns early, and records that it ran", async () => {

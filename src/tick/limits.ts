@@ -2,8 +2,8 @@ import type { JobsSettings } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import type { TickOptions } from "./types.js";
 
-/** Up to this concurrency a claim takes all the free slots by default. */
-export const CLAIM_ALL_UP_TO = 64;
+/** Up to this concurrency a claim takes all the free slots by default; above it, half of them. */
+export const CLAIM_ALL_UP_TO = 16;
 
 // A timer cannot wait past 2^31 - 1 ms (it would fire at once), so neither can a tick.
 const MAX_TIMER_MS = 2_147_483_647;
@@ -38,13 +38,14 @@ const millis = (field: string, value: number | undefined, fallback: number, min 
 export const tickLimits = (settings: JobsSettings, options: TickOptions, statementsAtOnce?: number): TickLimits => {
   const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
   const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency);
-  // All the slots per claim up to CLAIM_ALL_UP_TO, half of them above: a statement costs the server
-  // a good part of a millisecond beside its rows, so a drain of short jobs at concurrency 32 ran about
-  // a fifth faster on whole-slot claims than on half-slot claims in flight two at a time, where at
-  // concurrency 100 two statements of 50 overlap the client's work and the server's better than one
-  // of 100. (Runs that end apart still get a second statement for the slots they free.) On one
-  // connection a second statement would only wait: all the slots then.
-  const batchDefault = statementsAtOnce === 1 || concurrency <= CLAIM_ALL_UP_TO ? concurrency : Math.max(CLAIM_ALL_UP_TO, Math.ceil(concurrency / 2));
+  // Half the slots per claim by default: when many runs end together (short jobs), one statement
+  // settles and claims for half while the other is out, so the database and the client overlap.
+  // Up to CLAIM_ALL_UP_TO slots, all of them: a statement costs the server a good part of a
+  // millisecond beside its rows, which claims of a few rows would pay again and again (at concurrency
+  // 10, whole-slot claims drained as fast with about a third less server time per job). On one
+  // connection the second statement would only wait: all the slots then.
+  const batchDefault =
+    statementsAtOnce === 1 || concurrency <= CLAIM_ALL_UP_TO ? concurrency : Math.max(CLAIM_ALL_UP_TO, Math.ceil(concurrency / 2));
   const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? batchDefault), concurrency);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);

@@ -51,6 +51,40 @@ describe("concurrency per key", () => {
   });
 });
 
+describe("a claim whose candidates all have room", () => {
+  // The admission takes such a claim at once instead of job by job: exactly up to the limits, and with
+  // the rate window's starts written, so the next claim sees the window full.
+  it("takes up to a concurrency limit and no further", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const work = defineJob({ name: "roomy", schema: tenant, concurrency: { limit: 4, key: (p) => p.tenant }, handler: () => gate });
+    const jobs = await h.isolated([work], { claimIntervalMs: 20 });
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "roomy" as const, payload: { tenant: "a", n } })));
+    const running = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n;
+    const tick = jobs.tick({ budgetMs: 1_500, concurrency: 8, batchSize: 8, claimCutoffMs: 100 });
+    await expect.poll(running).toBe(4);
+    // Claims at the claim interval find the key at its limit.
+    await sleep(200);
+    expect(await running()).toBe(4);
+    release();
+    const report = await tick;
+    // Released, the key takes four more at a time until all ten have run.
+    expect(report.succeeded).toBe(10);
+  });
+
+  it("writes the starts it admits into the rate window, so the window holds", async () => {
+    const starts: number[] = [];
+    const work = defineJob({ name: "roomy-rate", schema: tenant, rateLimit: { limit: 4, periodMs: 60_000, key: (p) => p.tenant }, handler: () => void starts.push(Date.now()) });
+    const jobs = await h.isolated([work], { claimIntervalMs: 20 });
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "roomy-rate" as const, payload: { tenant: "a", n } })));
+    const report = await jobs.tick({ budgetMs: 800, concurrency: 4, batchSize: 4, claimCutoffMs: 100 });
+    expect(report.succeeded).toBe(4);
+    expect(starts).toHaveLength(4);
+    const [w] = await h.rows<{ n: number }>(`SELECT cardinality(starts)::int AS n FROM ${jobs.tables.flow} WHERE bucket LIKE 'r:%'`);
+    expect(w!.n).toBe(4);
+  });
+});
+
 describe("no limits in code", () => {
   /** The tick's claim statements, in order, as the database received them. */
   const recording = () => {

@@ -1,5 +1,5 @@
 // `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT) or SIGTERM and exits 0.
-import { oneLine } from "../src/cli/exit-codes.js";
+import { oneLine } from "../src/exit-codes.js";
 import { startDevServer } from "../src/dev/server.js";
 
 const out = (line: string) => void process.stdout.write(`${line}\n`);

@@ -5,7 +5,7 @@ import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/main.js";
-import { EXIT } from "../src/cli/exit-codes.js";
+import { EXIT } from "../src/exit-codes.js";
 import { migrations } from "../src/migrations.generated.js";
 import { freePort } from "./support/postgres.js";
 import { harness } from "./support/harness.js";

@@ -1,4 +1,4 @@
-import type { ExitCode } from "./exit-codes.js";
+import type { ExitCode } from "../exit-codes.js";
 import type { Session } from "./session.js";
 
 export interface OptionSpec {

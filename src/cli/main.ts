@@ -8,7 +8,7 @@ import { scheduleCommands } from "./commands/schedules.js";
 import { statsCommand } from "./commands/stats.js";
 import { tickCommand } from "./commands/tick.js";
 import { type CliIo, Session } from "./session.js";
-import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "./exit-codes.js";
+import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
 export const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
 

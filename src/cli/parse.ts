@@ -1,5 +1,5 @@
 import { parseDuration } from "../settings/duration.js";
-import { usageError } from "./exit-codes.js";
+import { usageError } from "../exit-codes.js";
 
 /** `--limit 20` etc.: a whole number in a range, or a usage error naming the option. */
 export const intOption = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {

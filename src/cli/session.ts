@@ -7,7 +7,7 @@ import { type Env, settingsFromEnv } from "../settings/library.js";
 import { runningDevServer } from "../dev/paths.js";
 import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
-import { CliError, EXIT } from "./exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
 import { loadJobsModule } from "../module/load-module.js";
 

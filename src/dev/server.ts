@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
-import { oneLine } from "../cli/exit-codes.js";
+import { oneLine } from "../exit-codes.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
 import { read } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { CliError, EXIT } from "../cli/exit-codes.js";
+import { CliError, EXIT } from "../exit-codes.js";
 import { isJobsError } from "../errors.js";
 import { asJobsModule, type JobsModule } from "./jobs-module.js";
 

@@ -3,7 +3,7 @@ import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import { MAX_LIMIT } from "../../store/shared/paging.js";
 import { DEAD_REASONS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { CliError, EXIT, type ExitCode, usageError } from "../exit-codes.js";
+import { CliError, EXIT, type ExitCode, usageError } from "../../exit-codes.js";
 import { clip, plural, table } from "../output.js";
 import { intOption, jsonArgument } from "../parse.js";
 

@@ -1,7 +1,7 @@
 import type { EnqueueItem } from "../../enqueue.js";
 import { MAX_ATTEMPTS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { usageError } from "../exit-codes.js";
+import { usageError } from "../../exit-codes.js";
 import { durationOption, intOption, jsonArgument } from "../parse.js";
 
 export const enqueueCommand: CommandSpec = {

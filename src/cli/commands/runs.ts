@@ -1,7 +1,7 @@
 import { MAX_LIMIT } from "../../store/shared/paging.js";
 import { RUN_OUTCOMES, type RunOutcome } from "../../store/runs/run-views.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { CliError, EXIT, usageError } from "../exit-codes.js";
+import { CliError, EXIT, usageError } from "../../exit-codes.js";
 import { clip, table } from "../output.js";
 import { intOption } from "../parse.js";
 

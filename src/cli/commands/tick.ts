@@ -1,4 +1,4 @@
-import { EXIT, usageError } from "../exit-codes.js";
+import { EXIT, usageError } from "../../exit-codes.js";
 import type { CommandSpec } from "../command.js";
 import { stringOption } from "../command.js";
 import { ms } from "../output.js";

@@ -1,4 +1,4 @@
-import { isJobsError, type JobsErrorCode } from "../errors.js";
+import { isJobsError, type JobsErrorCode } from "./errors.js";
 
 /**
  * Exit codes a script can branch on. Stable: documented in the README and

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
 import { bulkReplay } from "../src/store/admin/replay-bulk.js";
+import { replayEdit } from "../src/admin/replay-edit.js";
 import { replayDeadLetter } from "../src/store/admin/replay.js";
 import { discardDeadLetter, discardDeadLetters } from "../src/store/admin/dead-letter-discard.js";
 import { getDeadLetter } from "../src/store/admin/dead-letter-get.js";
@@ -55,14 +56,24 @@ describe("replayDeadLetter", () => {
 
   it("validates an edited payload against the job's schema and changes nothing when it is bad", async () => {
     const [id] = await deadLetters([{ n: 3 }]);
-    const opts = { registry: jobs.registry, maxPayloadBytes: 100 };
-    const bad = await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: "x" } }).catch((e: unknown) => e);
+    const edit = (payload: unknown) => replayEdit(h.db, jobs.tables, id!, payload, jobs.registry, 100);
+    const bad = await edit({ n: "x" }).catch((e: unknown) => e);
     expect(isJobsError(bad) && bad.code).toBe("invalid_payload");
-    const big = await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: 1, pad: "x".repeat(200) } }).catch((e: unknown) => e);
+    const big = await edit({ n: 1, pad: "x".repeat(200) }).catch((e: unknown) => e);
     expect(isJobsError(big) && big.code).toBe("payload_too_large");
     expect((await getDeadLetter(h.db, jobs.tables, id!))?.payload).toEqual({ n: 3 });
-    expect(await replayDeadLetter(h.db, jobs.tables, id!, { ...opts, payload: { n: 30 } })).toEqual({ id });
+    expect(await replayDeadLetter(h.db, jobs.tables, id!, (await edit({ n: 30 }))!)).toEqual({ id });
     expect((await getJob(h.db, jobs.tables, id!))?.payload).toEqual({ n: 30 });
+    // No such dead letter (any more): nothing to check the payload against.
+    expect(await edit({ n: 31 })).toBeNull();
+    expect(await replayEdit(h.db, jobs.tables, "not-a-uuid", { n: 1 }, jobs.registry, 100)).toBeNull();
+  });
+
+  it("an edit checked for one job is not stored on a dead letter of another", async () => {
+    const [id] = await deadLetters([{ n: 5 }]);
+    const checked = (await replayEdit(h.db, jobs.tables, id!, { n: 50 }, jobs.registry, 100))!;
+    expect(await replayDeadLetter(h.db, jobs.tables, id!, { ...checked, jobName: "other-fails" })).toBeNull();
+    expect((await getDeadLetter(h.db, jobs.tables, id!))?.payload).toEqual({ n: 5 });
   });
 
   it("refuses with conflict, and keeps the dead letter, when a live job holds its idempotency key", async () => {

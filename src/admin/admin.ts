@@ -11,6 +11,7 @@ import { getJob } from "../store/admin/job-get.js";
 import { runJobNow } from "../store/admin/job-run-now.js";
 import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
 import { replayDeadLetter } from "../store/admin/replay.js";
+import { replayEdit } from "./replay-edit.js";
 import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { getStats, type Stats } from "../store/admin/stats.js";
 import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
@@ -140,9 +141,8 @@ export const queueAdmin = (env: {
       list: (query) => listDeadLetters(db, t, query),
       get: (id) => getDeadLetter(db, t, id),
       async replay(id, edit) {
-        const done = edit && "payload" in edit
-          ? await replayDeadLetter(db, t, id, { payload: edit.payload, registry: env.registry, maxPayloadBytes: env.maxPayloadBytes })
-          : await replayDeadLetter(db, t, id);
+        const checked = edit && "payload" in edit ? await replayEdit(db, t, id, edit.payload, env.registry, env.maxPayloadBytes) : undefined;
+        const done = checked === null ? null : await replayDeadLetter(db, t, id, checked);
         if (!done) throw notFound("dead letter", id, " (it may have been replayed or discarded already)");
         return { id: done.id, replayed: true };
       },

@@ -1,23 +1,20 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
-import type { AnyJob } from "../../job.js";
-import { checkPayload } from "../../payload.js";
-import { getDeadLetter } from "./dead-letter-get.js";
+import type { FlowKeys } from "../../flow/keys.js";
 import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 import { queueInsert, selectColumns } from "../shared/queue-insert.js";
-import { type FlowKeys, flowKeysFor, NO_FLOW } from "../../flow/keys.js";
 
-/** Replay as it was, or with an edited payload, which is checked against the job's schema first. */
-export type ReplayOptions =
-  | { readonly payload?: undefined }
-  | {
-      readonly payload: unknown;
-      /** The job registry (`jobs.registry`): an edited payload must pass the job's schema. */
-      readonly registry: ReadonlyMap<string, AnyJob>;
-      /** `jobs.settings.maxPayloadBytes`. */
-      readonly maxPayloadBytes: number;
-    };
+/**
+ * An edited payload, already checked against the job's schema (`src/admin/replay-edit.ts`): stored
+ * only while the dead letter is still of `jobName`, with its limits' keys computed from it.
+ */
+export interface ReplayEdit {
+  readonly jobName: string;
+  /** The payload as stored (JSON text). */
+  readonly payload: string;
+  readonly keys: FlowKeys;
+}
 
 /**
  * The columns a replayed job starts with: its own id, name, priority, limits and
@@ -43,28 +40,12 @@ export const isUniqueViolation = (e: unknown): boolean =>
  * Moves one dead letter back to the queue, due now, in ONE statement: the delete
  * and the insert share a data-modifying CTE, so two replays at once queue it
  * once (the loser finds the row gone and returns null), and a failure changes
- * nothing. Returns null when there is no such dead letter. Throws `conflict`
- * when a live job holds its idempotency key (the dead letter stays), and
- * `invalid_payload` / `payload_too_large` / `unknown_job` for a bad edit.
+ * nothing. Returns null when there is no such dead letter (or, with an edit, none of
+ * that job any more). Throws `conflict` when a live job holds its idempotency key
+ * (the dead letter stays).
  */
-export const replayDeadLetter = async (
-  db: Db,
-  t: Tables,
-  id: string,
-  options: ReplayOptions = {},
-): Promise<{ id: string } | null> => {
+export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: ReplayEdit): Promise<{ id: string } | null> => {
   if (!isUuid(id)) return null;
-  let edited: string | null = null;
-  let jobName: string | null = null;
-  let keys: FlowKeys = NO_FLOW;
-  if (options.payload !== undefined) {
-    const dead = await getDeadLetter(db, t, id);
-    if (!dead) return null;
-    const { job, stored, parsed } = checkPayload(options.registry, dead.job, options.payload, options.maxPayloadBytes);
-    edited = JSON.stringify(stored);
-    keys = flowKeysFor(job, parsed);
-    jobName = dead.job;
-  }
   try {
     const { rows } = await db.query<{ id: string | null; blocked: boolean }>(
       `WITH d AS (SELECT * FROM ${t.deadLetters} WHERE id = $1::uuid),
@@ -81,7 +62,8 @@ export const replayDeadLetter = async (
          rate_keys: "CASE WHEN $2::jsonb IS NULL THEN g.rate_keys ELSE $6::jsonb END",
        })})
        SELECT (SELECT id::text FROM queued) AS id, EXISTS (SELECT 1 FROM blocked) AS blocked`,
-      [id, edited, jobName, keys.flow_key, keys.concurrency_key, keys.rate_keys === null ? null : JSON.stringify(keys.rate_keys)],
+      [id, edit?.payload ?? null, edit?.jobName ?? null, edit?.keys.flow_key ?? null, edit?.keys.concurrency_key ?? null,
+        edit?.keys.rate_keys == null ? null : JSON.stringify(edit.keys.rate_keys)],
     );
     const row = rows[0];
     if (row?.blocked) throw conflict(`dead letter ${id} cannot be replayed`);

@@ -7,6 +7,7 @@ import { getDeadLetter } from "../store/admin/dead-letter-get.js";
 import { listDeadLetters, type ListDeadLettersQuery } from "../store/admin/dead-letters-list.js";
 import { readHealth } from "../store/admin/health.js";
 import { cancelJob } from "../store/admin/job-cancel.js";
+import { waitingOn } from "../flow/waiting.js";
 import { getJob } from "../store/admin/job-get.js";
 import { runJobNow } from "../store/admin/job-run-now.js";
 import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
@@ -98,7 +99,12 @@ export const queueAdmin = (env: {
   const { db, tables: t } = env;
   return {
     list: (query) => listJobs(db, t, query),
-    get: (id) => getJob(db, t, id, env.flow),
+    async get(id) {
+      const found = await getJob(db, t, id);
+      if (!found) return null;
+      const { flow, ...job } = found;
+      return { ...job, waitingOn: flow ? waitingOn(job.job, flow, env.flow) : null };
+    },
     async cancel(id) {
       const outcome = await cancelJob(db, t, id);
       if (outcome === "not_found") throw notFound("queued job", id);

@@ -1,6 +1,5 @@
 import type { Db } from "../../db.js";
-import type { FlowSpec } from "../../flow/spec.js";
-import { type FlowState, waitingOn } from "../../flow/waiting.js";
+import type { FlowState } from "../../flow/waiting.js";
 import { jobJson, type JobView } from "./views.js";
 import { runSummaryJson } from "../runs/run-views.js";
 import { isoSql, isUuid } from "../shared/sql.js";
@@ -10,15 +9,21 @@ import type { Tables } from "../shared/tables.js";
 const MAX_ATTEMPTS_SHOWN = 100;
 
 /**
+ * A job as read, before `src/admin` says what it waits on: for a queued, due job with limits,
+ * the state of its buckets (`flow`), else null.
+ */
+export type JobRecord = Omit<JobView, "waitingOn"> & { readonly flow: FlowState | null };
+
+/**
  * One job by id: from the queue (queued or running), from the dead letters (status `dead`),
  * or, once it finished, from the run history while it keeps it (status `succeeded`, with its
  * output; or `dead` if its dead letter was discarded). Every view carries the attempts the
  * history holds. Null when none has it: it was cancelled, is older than the history's
  * retention, or never existed.
  */
-export const getJob = async (db: Db, t: Tables, id: string, spec?: FlowSpec): Promise<JobView | null> => {
+export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord | null> => {
   if (!isUuid(id)) return null;
-  const { rows } = await db.query<{ v: JobView & { flow?: FlowState | null } }>(
+  const { rows } = await db.query<{ v: Omit<JobRecord, "flow"> & { flow?: FlowState | null } }>(
     `WITH live AS (
        SELECT ${jobJson("q")} || jsonb_build_object('flow', ${flowState(t, "q")}, 'output', NULL, 'outputTruncated', false, 'finishedAt', NULL) AS v
        FROM ${t.queue} q WHERE q.id = $1::uuid
@@ -52,9 +57,7 @@ export const getJob = async (db: Db, t: Tables, id: string, spec?: FlowSpec): Pr
     [id],
   );
   const row = rows[0]?.v;
-  if (!row) return null;
-  const { flow, ...job } = row;
-  return { ...job, waitingOn: flow ? waitingOn(job.job, flow, spec) : null };
+  return row ? { ...row, flow: row.flow ?? null } : null;
 };
 
 /**

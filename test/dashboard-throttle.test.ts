@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
 import { addressKey } from "../src/dashboard/client-address.js";
-import { THROTTLE } from "../src/dashboard/throttle.js";
+import { THROTTLE } from "../src/store/admin/login-throttle.js";
 import { fixtureJobs, PASSWORD } from "./support/browser.js";
 import { harness } from "./support/harness.js";
 

@@ -59,7 +59,8 @@ const RULES: Record<string, Rule> = {
   "jobs.ts": { imports: ["LEAVES", "DOMAIN", "settings", "enqueue.ts", "admin", "tick", "schedules", "observe", "migrate.ts", "store/shared"] },
   "index.ts": { imports: ["LEAVES", "DOMAIN", "settings", "jobs.ts", "migrate.ts", "schedules", "STORE"], types: ["admin", "tick", "observe", "enqueue.ts"] },
   http: { imports: ["LEAVES", "settings", "payload.ts", "READS"], types: ["job.ts", "jobs.ts", "enqueue.ts", "tick"] },
-  dashboard: { imports: ["LEAVES", "settings", "READS"], types: ["jobs.ts", "schedules", "flow"] },
+  // Its login is recorded through src/admin, like every other statement a presentation unit makes.
+  dashboard: { imports: ["LEAVES", "settings", "READS", "admin/login.ts"], types: ["jobs.ts", "schedules", "flow"] },
   client: { imports: ["http/route-table.ts"], types: ["enqueue.ts", "job.ts", "jobs.ts", "schedules", "READS", "http"] },
   module: { imports: ["LEAVES", "settings", "jobs.ts", "exit-codes.ts"], types: ["job.ts", "observe", "schedules"] },
   platform: { imports: ["LEAVES", "settings", "http", "module", "tick/live.ts"], types: ["tick"] },
@@ -86,7 +87,7 @@ const VIOLATIONS: readonly Exception[] = [
 
 /** Files outside src/store that may hold SQL: the migrator and the migrations it ships. */
 const SQL_OUTSIDE_STORE = ["migrate.ts", "migrations.generated.ts"];
-const SQL_VIOLATIONS = ["dashboard/throttle.ts"];
+const SQL_VIOLATIONS: readonly string[] = [];
 
 /** Package -> the units that may import it ("node:" stands for every Node built-in). */
 const PACKAGES: Record<string, readonly string[]> = {
@@ -109,7 +110,7 @@ const ENTRIES: readonly EntryRule[] = [
   { entry: "pgtick/client", condition: "default", only: ["src/client/", "src/http/route-table.ts"], packages: [] },
   { entry: "pgtick/otel", condition: "default", only: ["src/otel/"], packages: ["@opentelemetry/api"] },
   { entry: "pgtick", condition: "default", never: [...OPERATOR_ONLY, "src/http/", "src/dashboard/", "src/platform/", "src/module/"], packages: ["zod"] },
-  { entry: "pgtick/http", condition: "default", only: ["src/http/", "src/dashboard/", ...LEAVES.map((l) => `src/${l}`), "src/settings/", "src/payload.ts", "src/job.ts", "src/flow/", "src/store/admin/", "src/store/runs/", "src/store/shared/"], packages: ["hono", "zod"] },
+  { entry: "pgtick/http", condition: "default", only: ["src/http/", "src/dashboard/", ...LEAVES.map((l) => `src/${l}`), "src/settings/", "src/payload.ts", "src/job.ts", "src/flow/", "src/admin/login.ts", "src/store/admin/", "src/store/runs/", "src/store/shared/"], packages: ["hono", "zod"] },
   { entry: "pgtick/cloudflare", condition: "workerd", never: [...OPERATOR_ONLY, "src/migrations.generated.ts"], packages: ["hono", "zod", "@neondatabase/serverless"] },
   { entry: "pgtick/vercel", condition: "default", never: OPERATOR_ONLY, packages: ["hono", "zod", "@neondatabase/serverless", "@vercel/functions"] },
   { entry: "pgtick/vercel/tick", condition: "default", never: OPERATOR_ONLY, packages: ["hono", "zod", "pg", "@vercel/functions"] },

@@ -6,7 +6,8 @@ import { addressKey, clientAddress, UNKNOWN_ADDRESS } from "./client-address.js"
 import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { LoginPage, RefusedPage } from "./pages/public.js";
-import { type LoginVerdict, recordLogin, THROTTLE } from "./throttle.js";
+import { loginAttempt } from "../admin/login.js";
+import { type LoginVerdict, THROTTLE } from "../store/admin/login-throttle.js";
 
 export interface LoginDeps {
   readonly base: string;
@@ -58,7 +59,7 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
     let verdict: LoginVerdict;
     try {
       jobs = await d.jobs(c);
-      verdict = await recordLogin(jobs.db, `${jobs.tables.prefix}login_throttle`, key, ok, d.now?.());
+      verdict = await loginAttempt(jobs, key, ok, d.now?.());
     } catch (error) {
       // Without the throttle's answer no login is let through: a closed door, never a 500.
       jobs?.logger.log("error", "dashboard login: the throttle did not answer", { error: error instanceof Error ? error.message : String(error) });

@@ -12,6 +12,7 @@ export interface Tables {
   readonly runs: string;
   readonly queueMinutes: string;
   readonly housekeeping: string;
+  readonly loginThrottle: string;
 }
 
 export const tablesFor = (prefix: string): Tables => ({
@@ -27,6 +28,7 @@ export const tablesFor = (prefix: string): Tables => ({
   runs: `${prefix}runs`,
   queueMinutes: `${prefix}queue_minutes`,
   housekeeping: `${prefix}housekeeping`,
+  loginThrottle: `${prefix}login_throttle`,
 });
 
 /** Collects positional parameters while a statement is assembled. */

@@ -1,6 +1,7 @@
 // The dashboard's login throttle, kept in the database: serverless isolates come and go and
 // share no memory, so a counter in memory would restart with every new isolate.
-import type { Db } from "../db.js";
+import type { Db } from "../../db.js";
+import type { Tables } from "../shared/tables.js";
 
 /** The rules, in one place so the statement, the page and the documentation agree. */
 export const THROTTLE = {
@@ -103,9 +104,9 @@ interface Row {
  * The password is compared before this (in constant time); a waiting address gets `wait`
  * whatever it was, so the answer tells nothing about the password.
  */
-export const recordLogin = async (db: Db, table: string, key: string, ok: boolean, now?: Date): Promise<LoginVerdict> => {
+export const recordLogin = async (db: Db, t: Tables, key: string, ok: boolean, now?: Date): Promise<LoginVerdict> => {
   if (key === ALL_ADDRESSES) throw new Error("the key of all addresses is not a client's");
-  const { rows } = await db.query<Row>(throttleStatement(table), [key, ok, now ? now.toISOString() : null]);
+  const { rows } = await db.query<Row>(throttleStatement(t.loginThrottle), [key, ok, now ? now.toISOString() : null]);
   const row = rows[0];
   if (!row) throw new Error("the login throttle statement returned no row");
   const waitS = Number(row.wait_s ?? 0);

@@ -37,7 +37,7 @@ describe("the fleet-wide tick cap", () => {
     const outputs = await Promise.all(
       Array.from({ length: 5 }, () =>
         new Promise<{ ticks: number; capped: number }>((resolve, reject) => {
-          const p = spawn(process.execPath, ["--import", "tsx", child, h.url, prefix, "4"], { stdio: ["ignore", "pipe", "inherit"] });
+          const p = spawn(process.execPath, ["--import", "tsx", child, h.url, prefix, "30"], { stdio: ["ignore", "pipe", "inherit"] });
           let out = "";
           p.stdout.on("data", (d: Buffer) => (out += d.toString()));
           p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as { ticks: number; capped: number }) : reject(new Error(`child exited ${code}`))));

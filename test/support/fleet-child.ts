@@ -1,5 +1,6 @@
-// One process of the fleet race: it starts ticks in a loop until told to stop, with the fleet-wide
-// cap and a handler whose side effects (in the database) let the parent count what ran at once.
+// One process of the fleet race: it starts ticks in a loop until the queue is empty (or the given
+// seconds pass), with the fleet-wide cap and a handler whose side effects (in the database) let the
+// parent count what ran at once.
 import pg from "pg";
 import { z } from "zod";
 import { createJobs, defineJob, silentLogger } from "../../src/index.js";
@@ -21,8 +22,11 @@ const jobs = createJobs({ db: pool, jobs: [work], logger: silentLogger, settings
 const until = Date.now() + Number(seconds) * 1_000;
 let ticks = 0;
 let capped = 0;
-while (Date.now() < until) {
-  const report = await jobs.tick({ budgetMs: 1_500, claimCutoffMs: 300 });
+// Until every job has run: a fixed time would leave jobs queued on a slow server, and end the process
+// while a handler a tick let go of at its deadline still had its own writes to make.
+const left = async () => (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${prefix}queue`)).rows[0]!.n;
+while (Date.now() < until && (await left()) > 0) {
+  const report = await jobs.tick({ budgetMs: 1_500, claimCutoffMs: 600 });
   ticks++;
   if (report.capped) capped++;
 }

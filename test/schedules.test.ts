@@ -31,11 +31,11 @@ const world = async (start: string, options: { fail?: boolean; graceMs?: number 
       if (options.fail) throw new PermanentJobError("upstream gone");
     },
   });
-  const make = (schedules: ScheduleDefinition[], db: Db | pg.Pool = h.main) => {
+  const make = (schedules: ScheduleDefinition[], db: Db | pg.Pool = h.main, settings: { maxTicks?: number } = {}) => {
     const logger = memoryLogger();
     const jobs = createJobs({
       db, jobs: [report], schedules, logger, random: () => 0.5,
-      settings: { tablePrefix: prefix, leaseMarginMs: 1_000 },
+      settings: { tablePrefix: prefix, leaseMarginMs: 1_000, ...settings },
       scheduleOptions: { now: () => new Date(clock.t), graceMs: options.graceMs },
     });
     return Object.assign(jobs, { logs: logger.entries });
@@ -117,6 +117,22 @@ describe("exactly once", () => {
     }
     expected.push("schedule:hourly:2024-05-01T10:00:00.000Z");
     expect([...w.runs].sort()).toEqual([...expected].sort());
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.queue}`)).toEqual([{ n: 0 }]);
+  });
+
+  it("a tick that finds every slot taken still runs the occurrence it enqueued once a slot frees", async () => {
+    const w = await world("2024-05-01T09:59:30Z");
+    const jobs = w.make([hourly("h")], h.main, { maxTicks: 1 });
+    await jobs.tick({ budgetMs: 5_000 });
+    // Another tick holds the only slot: it claimed before the occurrence existed and is about to finish.
+    await h.db.query(`UPDATE ${w.t.ticks} SET owner = gen_random_uuid(), expires_at = now() + interval '30 seconds', started_at = now() WHERE slot = 1`);
+    const released = new Promise((resolve) => setTimeout(resolve, 50)).then(() =>
+      h.db.query(`UPDATE ${w.t.ticks} SET owner = NULL, expires_at = NULL WHERE slot = 1`));
+    w.set("2024-05-01T10:00:05Z");
+    const report = await jobs.tick({ budgetMs: 5_000 });
+    await released;
+    expect(report).toMatchObject({ capped: false, claimed: 1, succeeded: 1 });
+    expect(w.runs).toEqual(["schedule:h:2024-05-01T10:00:00.000Z"]);
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.queue}`)).toEqual([{ n: 0 }]);
   });
 

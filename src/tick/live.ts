@@ -31,5 +31,11 @@ export const wakeable = () => {
     w?.();
   };
   const sleep = () => new Promise<void>((resolve) => (wake = resolve));
-  return { signalWake, sleep };
+  /** Sleeps until woken, or at most `ms`. */
+  const nap = async (ms?: number) => {
+    const timer = ms === undefined ? undefined : setTimeout(signalWake, Math.max(0, ms));
+    await sleep();
+    clearTimeout(timer);
+  };
+  return { signalWake, sleep, nap };
 };

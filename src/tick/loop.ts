@@ -2,8 +2,9 @@ import type { Db } from "../db.js";
 import { errorText } from "../error-text.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
-import type { FanOut, Handoff, SlotStep, TickRow } from "../store/tick/slot.js";
+import type { SlotStep, TickRow } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
+import { FanOutPacer, RESERVE_MS } from "./fan-out.js";
 import { FlowClaims } from "./flow-claims.js";
 import { housekeepingFor } from "./housekeeping.js";
 import { tickLimits } from "./limits.js";
@@ -21,10 +22,8 @@ const RECLAIM_LIMIT = 1_000;
 const MAX_IN_FLIGHT = 2;
 /** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
 const MIN_STATEMENT_MS = 1_000;
-/** How long a slot reserved for a tick that was asked to start waits for it. */
-const RESERVE_MS = 30_000;
-/** A tick asks for more ticks at most this often. */
-const FAN_OUT_EVERY_MS = 1_000;
+/** When a tick that found every slot taken tries again for one, for what it enqueued itself. */
+const TAKE_AGAIN_MS = [100, 400, 1_000];
 
 /**
  * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
@@ -48,6 +47,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
   const tickOwner = crypto.randomUUID();
   const flow = new FlowClaims(env.flow);
+  const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger);
   // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
   const history = settings.historyRetentionMs !== false;
   const maxOutputBytes = history ? settings.maxOutputBytes : undefined;
@@ -67,8 +67,6 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let lastClaimAt = 0;
   // Due jobs held back by their limits: claim again then (a rate window frees, or the claim interval).
   let claimAfter = 0;
-  let lastFanOutAt = Number.NEGATIVE_INFINITY;
-  let spawned = 0;
   let stopped = false;
   let finishing = false;
   let failure: { error: unknown } | undefined;
@@ -77,7 +75,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let cleaned: TickReport["cleaned"] = null;
   const lateClaims: Run[] = [];
 
-  const { signalWake, sleep } = wakeable();
+  const { signalWake, sleep, nap } = wakeable();
   const stop = () => {
     stopped = true;
     signalWake();
@@ -101,16 +99,6 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   };
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
-
-  const spawn = (handoffs: readonly Handoff[]) => {
-    if (handoffs.length === 0 || !options.spawn) return;
-    spawned += handoffs.length;
-    try {
-      options.spawn(handoffs);
-    } catch (error) {
-      logger.log("warn", "starting more ticks failed; their reserved slots expire unused", { error: errorText(error) });
-    }
-  };
 
   const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: MIN_STATEMENT_MS + graceMs }), logger);
 
@@ -157,7 +145,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       }
     }
     carry.addMetrics(result.metered);
-    if (input.slot?.mode === "take" && !result.slotFree) capped = true;
+    if (input.slot?.mode === "take") capped = !result.slotFree;
     const want = input.claim?.limit ?? 0;
     if (want > 0) {
       const short = result.claimed.length < want && result.reclaimed.length === 0;
@@ -168,7 +156,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
     flow.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);
-    spawn(result.spawn);
+    fanOut.spawn(result.spawn);
   };
 
   const step = async (plain: StepInput, settlements: Settlement[], requeue: readonly Run[] = []): Promise<StepResult | undefined> => {
@@ -200,14 +188,23 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   };
 
   const claimInput = (limit: number, slotStep: SlotStep): StepInput => {
-    const fanOut: FanOut | undefined =
-      options.spawn && Date.now() - lastFanOutAt >= FAN_OUT_EVERY_MS
-        ? { maxTicks: settings.maxTicks, concurrency, want: limit, bound: Math.min(10_000, concurrency * settings.maxTicks + limit), maxSpawn: settings.maxTicks - 1, reserveMs: RESERVE_MS }
-        : undefined;
-    if (fanOut) lastFanOutAt = Date.now();
-    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit) }, slot: slotStep, fanOut };
+    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit) }, slot: slotStep, fanOut: fanOut.input(limit) };
   };
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
+  /**
+   * Claims what this tick's extensions enqueued (a schedule's occurrences) while it holds no slot. When every
+   * slot is taken it tries again a few times within about a second: the ticks holding them may have claimed
+   * before those jobs existed and be finishing, and the next tick may be a minute away.
+   */
+  const claimEnqueued = async () => {
+    for (const wait of capped ? TAKE_AGAIN_MS : [0, ...TAKE_AGAIN_MS]) {
+      if (slot || stopped || Date.now() + wait >= cutoff) return;
+      if (wait > 0) await nap(wait);
+      if (stopped) return;
+      await step(claimInput(batchSize, take()), []);
+      if (!capped) return;
+    }
+  };
 
   /** Sends what is owed and what free slots allow, up to MAX_IN_FLIGHT statements. */
   const pump = () => {
@@ -250,16 +247,14 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
     if (enqueued > 0) {
       queueEmpty = false;
-      if (!slot && !capped && !stopped) await step(claimInput(batchSize, take()), []);
+      await claimEnqueued();
     }
     while (!stopped && Date.now() < deadline) {
       pump();
       if (done()) break;
       // Claim again later: while runs go on with free slots (work enqueued elsewhere), or when held-back jobs may go.
       const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : queueEmpty ? (runs.size > 0 ? lastClaimAt + settings.claimIntervalMs : undefined) : claimAfter;
-      const recheck = claimAt === undefined ? undefined : setTimeout(signalWake, Math.max(0, Math.min(claimAt, cutoff) - Date.now()));
-      await sleep();
-      clearTimeout(recheck);
+      await nap(claimAt === undefined ? undefined : Math.min(claimAt, cutoff) - Date.now());
       // Let runs that finished together settle in one statement.
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -283,13 +278,13 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   pending = [];
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {
-      const handoff = options.spawn !== undefined && !queueEmpty && !failure && !options.signal?.aborted;
+      const handoff = fanOut.enabled && !queueEmpty && !failure && !options.signal?.aborted;
       const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
       const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } }));
       const result = await step({ requeue: items, slot: release, housekeeping: slot ? housekeepingFor(settings) : undefined }, settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
-      if (result?.tick?.reserved && result.tick.owner) spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
+      if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }
   } finally {
     late.finalWritten();
@@ -302,7 +297,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     statements,
     slot: heldSlot,
     capped,
-    spawned,
+    spawned: fanOut.spawned,
     queue,
     cleaned,
   };

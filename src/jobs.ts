@@ -101,7 +101,9 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
   const db = asDb(options.db);
   const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
-  const scheduling = createScheduling({ schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger });
+  const scheduling = createScheduling({
+    schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger, traceparent: observer?.traceparent,
+  });
   const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
     enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);

@@ -195,6 +195,32 @@ describe("OpenTelemetry spans", () => {
     expect(again!.links[0]!.context).toMatchObject({ traceId, spanId });
   });
 
+  it("links a schedule occurrence's run to the tick that enqueued it, and a run-now's to the span that asked for it", async () => {
+    const report = defineJob({ name: "report", schema: z.object({}), handler: () => {} });
+    const clock = { t: Date.parse("2024-05-01T09:59:30Z") };
+    const jobs = createJobs({
+      db: h.main, jobs: [report], settings: { tablePrefix: `o${++queues}_`, leaseMarginMs: 1_000 }, logger: silentLogger, observer,
+      schedules: [{ name: "hourly", cron: "0 * * * *", job: "report", payload: {} }], scheduleOptions: { now: () => new Date(clock.t) },
+    });
+    await jobs.migrate();
+    await jobs.tick({ budgetMs: 5_000 });
+    clock.t = Date.parse("2024-05-01T10:00:05Z");
+    exported.reset();
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+    const [tick] = ticksOf(jobs.tables.prefix);
+    const [run] = runsOf(jobs.tables.prefix);
+    expect(run!.links.map((l) => l.context.spanId)).toEqual([tick!.spanContext().spanId]);
+
+    const request = app.startSpan("POST /schedules/hourly/run");
+    const { id } = await context.with(trace.setSpan(context.active(), request), () => jobs.schedules.run("hourly"));
+    request.end();
+    exported.reset();
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+    const [manual] = runsOf(jobs.tables.prefix);
+    expect(manual!.attributes["pgtick.job.id"]).toBe(id);
+    expect(manual!.links[0]!.context).toMatchObject({ traceId: request.spanContext().traceId, spanId: request.spanContext().spanId });
+  });
+
   it("runs the handler inside its run's span, so the handler's own spans nest under it, across awaits", async () => {
     const seen: { active?: string; child?: Span } = {};
     const mail = defineJob({

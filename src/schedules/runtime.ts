@@ -120,6 +120,8 @@ export const createScheduling = (env: {
   readonly db: Db;
   readonly tables: Tables;
   readonly logger: Logger;
+  /** The trace context to store with the jobs it enqueues: a tick's span for occurrences, the caller's for run-now. */
+  readonly traceparent?: () => string | undefined;
 }): Scheduling => {
   const prepared = prepare(env.schedules ?? [], env.registry, env.settings);
   warnDayMatch(prepared, env.logger);
@@ -186,7 +188,7 @@ export const createScheduling = (env: {
         jobs: plan.occurrences.map((o) => ({ id: newJobId(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
       });
     }
-    const result = await materializeOccurrences(client, tables, advances);
+    const result = await materializeOccurrences(client, tables, advances, env.traceparent?.());
     for (const job of result.enqueued) logger.log("info", "schedule occurrence enqueued", { jobId: job.id, correlationId: job.key, idempotencyKey: job.key });
     return result.enqueued.length;
   };
@@ -259,7 +261,7 @@ export const createScheduling = (env: {
       const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
       const result = await enqueueRunNow(db, tables, {
         id: newJobId(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
-        priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys,
+        priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys, traceparent: env.traceparent?.() ?? null,
       });
       logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
       return result;

@@ -40,7 +40,7 @@ export interface MaterializeResult {
  * the insert. A second tick that saw the same next_run_at finds it moved and
  * inserts nothing, whether it ran at the same time or a minute later.
  */
-export const materializeOccurrences = async (db: Db, t: Tables, advances: readonly Advance[]): Promise<MaterializeResult> => {
+export const materializeOccurrences = async (db: Db, t: Tables, advances: readonly Advance[], traceparent?: string): Promise<MaterializeResult> => {
   if (advances.length === 0) return { advanced: [], enqueued: [] };
   const p = new Params();
   const input = advances.map((a) => {
@@ -67,7 +67,7 @@ export const materializeOccurrences = async (db: Db, t: Tables, advances: readon
       WHERE s.name = i.name AND s.next_run_at = i.expected AND s.definition_hash = i.definition_hash
       RETURNING s.name, s.job_name, s.payload, i.jobs),
     enqueued AS (
-      ${queueInsert(t, `${selectColumns("j", { job_name: "a.job_name", payload: "a.payload", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text" })}
+      ${queueInsert(t, `${selectColumns("j", { job_name: "a.job_name", payload: "a.payload", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: `${p.add(traceparent ?? null)}::text` })}
       FROM advanced a CROSS JOIN LATERAL jsonb_to_recordset(a.jobs)
         AS j(id uuid, run_at timestamptz, key text, priority integer, max_attempts integer, flow_key text, concurrency_key text, rate_keys jsonb)`,
       `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING

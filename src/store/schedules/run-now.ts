@@ -14,6 +14,8 @@ export interface RunNowJob {
   readonly flow_key: string | null;
   readonly concurrency_key: string | null;
   readonly rate_keys: Record<string, string> | null;
+  /** The trace context of the caller (see `Observer.traceparent`). */
+  readonly traceparent: string | null;
 }
 
 /** Enqueues one run of a schedule's job, due at once, and records it as the schedule's last job. */
@@ -21,9 +23,9 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<
   const p = new Params();
   const text = `
     WITH job AS (
-      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text" })}
+      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: "j.traceparent" })}
       FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text,
-        flow_key text, concurrency_key text, rate_keys jsonb)`,
+        flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
       `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET idempotency_key = excluded.idempotency_key
       RETURNING q.id`)}),
     touched AS (

@@ -18,7 +18,9 @@
 -- * the first round's buckets are locked in one order (claims cannot deadlock); a bucket first
 --   met in a later round is only tried, and its jobs wait for another claim if it is taken;
 -- * the round-robin cursor moves past the furthest key the claim looked at, held or not, so
---   more held keys than one claim looks at cannot keep the keys behind them waiting.
+--   more held keys than one claim looks at cannot keep the keys behind them waiting; a claim its
+--   first round filled moves it to the key that took the last slot instead, so that keys which got
+--   one row fewer come first in the next claim.
 CREATE INDEX {{prefix}}queue_flow_running_idx ON {{prefix}}queue (flow_bucket) WHERE status = 'running' AND flow_bucket IS NOT NULL;
 
 CREATE OR REPLACE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer, p_release jsonb)
@@ -77,6 +79,7 @@ DECLARE
   v_from integer;
   v_round integer := 0;
   v_pos integer := 0;
+  v_last integer;
   v_now timestamptz;
   v_admit uuid[] := '{}';
   -- Candidates of the round the claim can take, whether every bucket has room for its share of them,
@@ -243,7 +246,7 @@ BEGIN
     IF v_round = 1 AND v_fits AND v_take = v_need THEN
       v_admit := c_id[1:v_take];
       v_admit_bucket := c_cb[1:v_take];
-      v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(c_kpos[1:v_take]) k));
+      v_pos := c_kpos[v_take];
       IF a_b IS NOT NULL THEN v_new := a_k; END IF;
       EXIT;
     END IF;
@@ -281,13 +284,19 @@ BEGIN
         CONTINUE;
       END IF;
       k_admit[c_kpos[i]] := k_admit[c_kpos[i]] + 1;
+      v_last := c_kpos[i];
       v_admit := v_admit || c_id[i];
       v_admit_bucket := v_admit_bucket || c_cb[i];
       IF ci IS NOT NULL THEN v_run[ci] := v_run[ci] + 1; END IF;
       FOREACH bi IN ARRAY v_rb LOOP v_new[bi] := v_new[bi] + 1; END LOOP;
     END LOOP;
-    -- A claim that is full is done (no statement more for the next round's keys).
-    EXIT WHEN cardinality(v_admit) >= p_want;
+    -- A claim that is full is done (no statement more for the next round's keys). Filled in the first
+    -- round, the next claim starts after the key that took the last slot: round-robin, so keys that
+    -- got one row fewer (a claim's size not a multiple of its keys) come first next time.
+    IF cardinality(v_admit) >= p_want THEN
+      IF v_round = 1 THEN v_pos := v_last; END IF;
+      EXIT;
+    END IF;
     -- A round that admitted less than wanted looked at all its keys: the next claim starts after them.
     v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k));
     -- The next round asks more of the keys that gave their whole share and had it all admitted, and

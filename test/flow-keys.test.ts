@@ -72,6 +72,25 @@ describe("the keys a claim looks at", () => {
     expect(await claimOnce(60, 10)).toEqual({ claimed: 32, tenants: 8, cursor: `c:fill:${pad(7)}` });
   });
 
+  it("claims of an odd size take turns over which of two keys gets the larger share", async () => {
+    const work = defineJob({ name: "pair", schema: tenant, concurrency: { limit: 100, key: (p) => p.tenant }, handler: () => {} });
+    const jobs = await h.isolated([work]);
+    await jobs.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job: "pair" as const, payload: { tenant: i % 2 ? "b" : "a", n: i } })));
+    const spec = flowSpec(jobs.registry);
+    const shares: string[] = [];
+    let cursor = "";
+    for (let claim = 0; claim < 4; claim++) {
+      const step = await runStep(h.db, jobs.tables, {
+        claim: { limit: 5, owner: crypto.randomUUID(), leaseMs: 60_000, flow: { limitsJson: spec.limitsJson, split: spec.enabled, cursor, maxKeys: 10 } },
+      });
+      const a = step.claimed.filter((r) => (r.payload as { tenant: string }).tenant === "a").length;
+      shares.push(`${a}/${step.claimed.length - a}`);
+      cursor = step.flowCursor ?? cursor;
+    }
+    // Round-robin over keys: the next claim starts after the key that took the last slot.
+    expect(shares).toEqual(["3/2", "2/3", "3/2", "2/3"]);
+  });
+
   it("a claim of 32 from keys with one job each still fills, from 32 keys", async () => {
     expect(await claimOnce(60, 1)).toEqual({ claimed: 32, tenants: 32, cursor: `c:fill:${pad(31)}` });
   });

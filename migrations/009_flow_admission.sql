@@ -18,9 +18,11 @@
 -- * the first round's buckets are locked in one order (claims cannot deadlock); a bucket first
 --   met in a later round is only tried, and its jobs wait for another claim if it is taken;
 -- * the round-robin cursor moves past the furthest key the claim looked at, held or not, so
---   more held keys than one claim looks at cannot keep the keys behind them waiting; a claim its
---   first round filled moves it to the key that took the last slot instead, so that keys which got
---   one row fewer come first in the next claim.
+--   more held keys than one claim looks at cannot keep the keys behind them waiting;
+-- * within a round, each key's first row comes in key order and its later rows in a key order
+--   rotated at random per claim: a claim whose size is not a multiple of its keys gives some keys a
+--   row fewer, and which ones must change from claim to claim (with the cursor alone, two keys and
+--   claims of 5 gave the same key 3 every time).
 CREATE INDEX {{prefix}}queue_flow_running_idx ON {{prefix}}queue (flow_bucket) WHERE status = 'running' AND flow_bucket IS NOT NULL;
 
 CREATE OR REPLACE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer, p_release jsonb)
@@ -79,7 +81,8 @@ DECLARE
   v_from integer;
   v_round integer := 0;
   v_pos integer := 0;
-  v_last integer;
+  -- This claim's rotation of the keys' order after their first rows (see the candidates' ord).
+  v_spin integer := floor(random() * 1000000)::int;
   v_now timestamptz;
   v_admit uuid[] := '{}';
   -- Candidates of the round the claim can take, whether every bucket has room for its share of them,
@@ -152,12 +155,17 @@ BEGIN
     EXIT WHEN cardinality(v_round_keys) = 0;
     v_round := v_round + 1;
     v_cap := ceil(v_need::numeric / cardinality(v_round_keys))::int;
-    SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.kpos), '{}'),
-           coalesce(array_agg(c.cb ORDER BY c.rnk, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.kpos), '{}'),
-           array_agg(c.rn ORDER BY c.rnk, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.kpos)
+    SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.ord, c.kpos), '{}'),
+           coalesce(array_agg(c.cb ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.ord, c.kpos), '{}'),
+           array_agg(c.rn ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.ord, c.kpos)
       INTO n_id, n_kpos, n_cb, n_cl, n_rn, n_rs, n_rl
     FROM (
       SELECT x.id, x.kpos, row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) AS rnk,
+             -- Each key's first row comes in key order (the keys a claim serves are those from the cursor on);
+             -- its later rows in an order rotated by a random offset, so that when the claim runs out within a
+             -- rank (its size not a multiple of its keys), which keys get the row fewer changes from claim to claim.
+             CASE WHEN row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) = 1 THEN 0
+                  ELSE (x.kpos + v_spin) % greatest(cardinality(v_keys), 1) END AS ord,
              CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number'
                   THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cb,
              CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number' THEN (p_limits -> x.job_name ->> 'c')::int END AS cl,
@@ -246,7 +254,7 @@ BEGIN
     IF v_round = 1 AND v_fits AND v_take = v_need THEN
       v_admit := c_id[1:v_take];
       v_admit_bucket := c_cb[1:v_take];
-      v_pos := c_kpos[v_take];
+      v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(c_kpos[1:v_take]) k));
       IF a_b IS NOT NULL THEN v_new := a_k; END IF;
       EXIT;
     END IF;
@@ -284,19 +292,13 @@ BEGIN
         CONTINUE;
       END IF;
       k_admit[c_kpos[i]] := k_admit[c_kpos[i]] + 1;
-      v_last := c_kpos[i];
       v_admit := v_admit || c_id[i];
       v_admit_bucket := v_admit_bucket || c_cb[i];
       IF ci IS NOT NULL THEN v_run[ci] := v_run[ci] + 1; END IF;
       FOREACH bi IN ARRAY v_rb LOOP v_new[bi] := v_new[bi] + 1; END LOOP;
     END LOOP;
-    -- A claim that is full is done (no statement more for the next round's keys). Filled in the first
-    -- round, the next claim starts after the key that took the last slot: round-robin, so keys that
-    -- got one row fewer (a claim's size not a multiple of its keys) come first next time.
-    IF cardinality(v_admit) >= p_want THEN
-      IF v_round = 1 THEN v_pos := v_last; END IF;
-      EXIT;
-    END IF;
+    -- A claim that is full is done (no statement more for the next round's keys).
+    EXIT WHEN cardinality(v_admit) >= p_want;
     -- A round that admitted less than wanted looked at all its keys: the next claim starts after them.
     v_pos := greatest(v_pos, (SELECT max(k) FROM unnest(v_round_keys) k));
     -- The next round asks more of the keys that gave their whole share and had it all admitted, and

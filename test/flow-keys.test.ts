@@ -72,23 +72,46 @@ describe("the keys a claim looks at", () => {
     expect(await claimOnce(60, 10)).toEqual({ claimed: 32, tenants: 8, cursor: `c:fill:${pad(7)}` });
   });
 
-  it("claims of an odd size take turns over which of two keys gets the larger share", async () => {
-    const work = defineJob({ name: "pair", schema: tenant, concurrency: { limit: 100, key: (p) => p.tenant }, handler: () => {} });
+  /** `count` claims of `size` from `keys` keys with `perKey` jobs each, the cursor carried: the tenants each claim took. */
+  const claimsInTurn = async (keys: number, perKey: number, size: number, count: number) => {
+    const work = defineJob({ name: "turns", schema: tenant, concurrency: { limit: 1_000, key: (p) => p.tenant }, handler: () => {} });
     const jobs = await h.isolated([work]);
-    await jobs.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job: "pair" as const, payload: { tenant: i % 2 ? "b" : "a", n: i } })));
+    await jobs.enqueueMany(Array.from({ length: keys * perKey }, (_, i) => ({ job: "turns" as const, payload: { tenant: pad(i % keys), n: i } })));
     const spec = flowSpec(jobs.registry);
-    const shares: string[] = [];
+    const claims: string[][] = [];
     let cursor = "";
-    for (let claim = 0; claim < 4; claim++) {
+    for (let claim = 0; claim < count; claim++) {
       const step = await runStep(h.db, jobs.tables, {
-        claim: { limit: 5, owner: crypto.randomUUID(), leaseMs: 60_000, flow: { limitsJson: spec.limitsJson, split: spec.enabled, cursor, maxKeys: 10 } },
+        claim: { limit: size, owner: crypto.randomUUID(), leaseMs: 60_000, flow: { limitsJson: spec.limitsJson, split: spec.enabled, cursor, maxKeys: Math.max(8, 2 * size) } },
       });
-      const a = step.claimed.filter((r) => (r.payload as { tenant: string }).tenant === "a").length;
-      shares.push(`${a}/${step.claimed.length - a}`);
+      claims.push(step.claimed.map((r) => (r.payload as { tenant: string }).tenant));
       cursor = step.flowCursor ?? cursor;
     }
-    // Round-robin over keys: the next claim starts after the key that took the last slot.
-    expect(shares).toEqual(["3/2", "2/3", "3/2", "2/3"]);
+    return claims;
+  };
+  const totals = (claims: string[][]) => {
+    const by = new Map<string, number>();
+    for (const t of claims.flat()) by.set(t, (by.get(t) ?? 0) + 1);
+    return [...by.values()];
+  };
+
+  it("claims of an odd size change which keys get the larger share from claim to claim", async () => {
+    // Two keys, claims of 5: 3 and 2, the 3 to either key at random (it went to the same key every time).
+    // 40 claims: a key's total is 80 plus how often it got the 3, in [8, 32] but about once in 30,000 runs.
+    const two = totals(await claimsInTurn(2, 150, 5, 40));
+    expect(two).toHaveLength(2);
+    for (const total of two) expect(total).toBeGreaterThanOrEqual(88), expect(total).toBeLessThanOrEqual(112);
+    // Four keys, two per claim, 80 claims: each key is in 40 of them. With a fixed order the first key of
+    // each pair took 120 and the second 80, pass after pass.
+    const four = totals(await claimsInTurn(4, 150, 5, 80));
+    expect(four).toHaveLength(4);
+    for (const total of four) expect(total).toBeGreaterThanOrEqual(88), expect(total).toBeLessThanOrEqual(112);
+  });
+
+  it("a pass over many keys with backlogs moves on by the keys each claim looked at", async () => {
+    // 40 keys, claims of 5 looking at two keys each: every key has started a job within about 20 claims.
+    const claims = await claimsInTurn(40, 3, 5, 21);
+    expect(new Set(claims.flat()).size).toBe(40);
   });
 
   it("a claim of 32 from keys with one job each still fills, from 32 keys", async () => {

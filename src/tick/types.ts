@@ -46,7 +46,7 @@ export interface TickReport extends TickCounts {
   readonly statements: number;
   /** The tick slot it held; null when it found no work, or no free slot (`capped`). */
   readonly slot: number | null;
-  /** True when every slot was taken: the tick claimed nothing and returned at once. */
+  /** True when every slot was taken: the tick claimed nothing and returned (after its schedules enqueued any, once it had tried again for a slot for about a second). */
   readonly capped: boolean;
   /** Extra ticks it asked for (fan-out and continuation). */
   readonly spawned: number;

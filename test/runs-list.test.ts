@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { Db } from "../src/index.js";
 import { listRuns, type ListRunsQuery } from "../src/store/runs/runs-list.js";
+import { encodeCursor } from "../src/store/shared/paging.js";
 import { tablesFor } from "../src/store/shared/tables.js";
 import { harness } from "./support/harness.js";
 
@@ -94,6 +95,25 @@ describe("listRuns over a long history", () => {
       // Rows any one scan read, kept or filtered out (per loop, as EXPLAIN counts them).
       const read = (s["Actual Rows"] + (s["Rows Removed by Filter"] ?? 0) + (s["Rows Removed by Index Recheck"] ?? 0)) * s["Actual Loops"];
       expect({ relation: s["Relation Name"], read: read < 5_000 ? "bounded" : read }).toEqual({ relation: s["Relation Name"], read: "bounded" });
+    }
+  });
+});
+
+describe("listRuns cursors", () => {
+  it("takes back only its own cursors: another list's, a tampered one or garbage is invalid_options on cursor", async () => {
+    const { nextCursor } = await listRuns(h.db, t, { limit: 2 });
+    expect((await listRuns(h.db, t, { limit: 2, cursor: nextCursor! })).items).toHaveLength(2);
+    const b64 = (v: unknown) => btoa(JSON.stringify(v)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const others = [
+      encodeCursor("2026-12-01T09:30:00.000000Z", crypto.randomUUID()), // the jobs and dead-letter lists'
+      b64(["run", "12abc"]),
+      b64(["run", "1", "2"]),
+      b64(["job", "1"]),
+      "not a cursor!",
+      "x".repeat(101),
+    ];
+    for (const cursor of others) {
+      await expect(listRuns(h.db, t, { cursor })).rejects.toMatchObject({ code: "invalid_options", details: { field: "cursor" } });
     }
   });
 });

@@ -1,6 +1,6 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
-import { type Page, pageLimit } from "../shared/paging.js";
+import { decodeCursorParts, encodeCursorParts, type Page, pageLimit } from "../shared/paging.js";
 import { isUuid, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 import { isRunId } from "./run-get.js";
@@ -44,20 +44,12 @@ const firstIdAt = (runs: string, at: string) => `(
     WHERE b.lo < b.hi)
   SELECT min(lo) FROM b WHERE lo >= hi)`;
 
-const encode = (id: string) => btoa(JSON.stringify(["run", id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const encode = (id: string) => encodeCursorParts(["run", id]);
 
 const decode = (cursor: string): string => {
-  const bad = () => invalid("cursor", "cursor is not one this API returned");
-  if (typeof cursor !== "string" || cursor.length > 100 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
-  let parsed: unknown;
-  try {
-    const b64 = cursor.replace(/-/g, "+").replace(/_/g, "/");
-    parsed = JSON.parse(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || parsed[0] !== "run" || !isRunId(parsed[1])) throw bad();
-  return parsed[1];
+  const [tag, id] = decodeCursorParts(cursor, 2, 100);
+  if (tag !== "run" || !isRunId(id)) throw invalid("cursor", "cursor is not one this API returned");
+  return id;
 };
 
 const instant = (value: string | undefined, field: string): string | undefined => {

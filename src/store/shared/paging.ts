@@ -21,9 +21,28 @@ export const pageLimit = (limit: number | undefined): number => {
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
-/** Cursors are opaque to clients: base64url of the last row's sort key (time, id). */
-export const encodeCursor = (at: string, id: string): string =>
-  btoa(JSON.stringify([at, id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const cursorError = () => new JobsError("invalid_options", "cursor is not one this API returned", { field: "cursor" });
+
+/** Cursors are opaque to clients: base64url of a JSON array (a list's sort key of its last row). */
+export const encodeCursorParts = (parts: readonly unknown[]): string =>
+  btoa(JSON.stringify(parts)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+/** The array `encodeCursorParts` made, of `length` items; anything else is `invalid_options` on `cursor`. */
+export const decodeCursorParts = (cursor: string, length: number, maxChars = 200): unknown[] => {
+  if (typeof cursor !== "string" || cursor.length > maxChars || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw cursorError();
+  let parsed: unknown;
+  try {
+    const b64 = cursor.replace(/-/g, "+").replace(/_/g, "/");
+    parsed = JSON.parse(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)));
+  } catch {
+    throw cursorError();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== length) throw cursorError();
+  return parsed;
+};
+
+/** A list ordered by (time, id): the cursor is the last row's. */
+export const encodeCursor = (at: string, id: string): string => encodeCursorParts([at, id]);
 
 // Date.parse rolls "2024-02-30" over to March; PostgreSQL refuses it. Only a date that reads back the same is real.
 const isRealTime = (at: string): boolean => {
@@ -32,18 +51,8 @@ const isRealTime = (at: string): boolean => {
 };
 
 export const decodeCursor = (cursor: string): { at: string; id: string } => {
-  const bad = () => new JobsError("invalid_options", "cursor is not one this API returned", { field: "cursor" });
-  if (typeof cursor !== "string" || cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw bad();
-  let parsed: unknown;
-  try {
-    const b64 = cursor.replace(/-/g, "+").replace(/_/g, "/");
-    parsed = JSON.parse(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2) throw bad();
-  const [at, id] = parsed as unknown[];
-  if (typeof at !== "string" || !ISO.test(at) || !isRealTime(at) || !isUuid(id)) throw bad();
+  const [at, id] = decodeCursorParts(cursor, 2);
+  if (typeof at !== "string" || !ISO.test(at) || !isRealTime(at) || !isUuid(id)) throw cursorError();
   return { at, id };
 };
 

@@ -4,15 +4,16 @@ import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
 import type { SlotStep, TickRow } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
-import { FanOutPacer, RESERVE_MS } from "./fan-out.js";
+import { tickClock } from "./clock.js";
+import { FanOutPacer } from "./fan-out.js";
+import { abandonRuns, finalInput } from "./final.js";
 import { FlowClaims } from "./flow-claims.js";
-import { housekeepingFor } from "./housekeeping.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick, wakeable } from "./live.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
-import { JobTimeout, Run, TickDeadline } from "./run.js";
+import { JobTimeout, Run } from "./run.js";
 import { type Settlement, settlementFor } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
@@ -20,8 +21,6 @@ import type { TickEnv, TickOptions, TickReport } from "./types.js";
 const RECLAIM_LIMIT = 1_000;
 /** Statements out at once: a settle-and-claim for the slots that freed while the previous one was out. */
 const MAX_IN_FLIGHT = 2;
-/** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
-const MIN_STATEMENT_MS = 1_000;
 /** When a tick that found every slot taken tries again for one, for what it enqueued itself. */
 const TAKE_AGAIN_MS = [100, 400, 1_000];
 
@@ -39,10 +38,9 @@ export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickRe
 const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | undefined): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
-  const { budgetMs, concurrency, batchSize, claimCutoffMs, graceMs } = tickLimits(settings, options, db.statementsAtOnce);
-  const started = Date.now();
-  const deadline = started + budgetMs;
-  const cutoff = deadline - claimCutoffMs;
+  const limits = tickLimits(settings, options, db.statementsAtOnce);
+  const { budgetMs, concurrency, batchSize } = limits;
+  const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch.
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
   const tickOwner = crypto.randomUUID();
@@ -91,8 +89,6 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     return free() > 0;
   });
 
-  const leaseMs = () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs);
-  const bound = (final: boolean) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now());
   const send = (input: StepInput) => {
     statements++;
     return runStep(db, tables, { ...input, history }, { timeoutMs: bound(input.slot?.mode === "release") });
@@ -100,7 +96,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
 
-  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: MIN_STATEMENT_MS + graceMs }), logger);
+  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: lateBound }), logger);
 
   const start = (row: ClaimedRow, owner: string) => {
     const run = new Run(row, owner, history);
@@ -269,19 +265,13 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   stopped = true;
   while (inflight > 0) await sleep();
   const requeue = [...runs.values(), ...lateClaims];
-  for (const run of requeue) {
-    run.abandoned = true;
-    run.abort(new TickDeadline("the tick's deadline came before the run finished"));
-  }
-  if (requeue.length > 0) logger.log("error", "tick deadline: requeueing running jobs", { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+  abandonRuns(requeue, logger);
   const settlements = pending;
   pending = [];
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {
       const handoff = fanOut.enabled && !queueEmpty && !failure && !options.signal?.aborted;
-      const release: SlotStep | undefined = slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined;
-      const items = requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } }));
-      const result = await step({ requeue: items, slot: release, housekeeping: slot ? housekeepingFor(settings) : undefined }, settlements, requeue);
+      const result = await step(finalInput(requeue, slot, handoff, settings), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);

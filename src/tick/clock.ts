@@ -1,0 +1,33 @@
+import type { JobsSettings } from "../settings/library.js";
+import type { TickLimits } from "./limits.js";
+
+/** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
+const MIN_STATEMENT_MS = 1_000;
+
+/** A tick's time: when it started, when it stops claiming and must end, and what each statement may take. */
+export interface TickClock {
+  readonly started: number;
+  readonly deadline: number;
+  /** No claim goes out after this. */
+  readonly cutoff: number;
+  /** A claim's lease: past the deadline by the margin, never shorter than the setting. */
+  leaseMs(): number;
+  /** The bound of a statement sent now; the final one gets all the grace, the others half. */
+  bound(final: boolean): number;
+  /** The bound of a settlement sent after the tick's final statement. */
+  readonly lateBound: number;
+}
+
+export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" | "graceMs">, settings: Pick<JobsSettings, "leaseMs" | "leaseMarginMs">): TickClock => {
+  const started = Date.now();
+  const deadline = started + limits.budgetMs;
+  const { graceMs } = limits;
+  return {
+    started,
+    deadline,
+    cutoff: deadline - limits.claimCutoffMs,
+    leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
+    bound: (final) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now()),
+    lateBound: MIN_STATEMENT_MS + graceMs,
+  };
+};

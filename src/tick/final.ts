@@ -1,0 +1,30 @@
+import type { Logger } from "../log.js";
+import type { JobsSettings } from "../settings/library.js";
+import type { StepInput } from "../store/tick/step.js";
+import { RESERVE_MS } from "./fan-out.js";
+import { housekeepingFor } from "./housekeeping.js";
+import { type Run, TickDeadline } from "./run.js";
+
+/** Runs still going at the end are abandoned: aborted, and their settlements go to the late settler. */
+export const abandonRuns = (requeue: readonly Run[], logger: Logger): void => {
+  for (const run of requeue) {
+    run.abandoned = true;
+    run.abort(new TickDeadline("the tick's deadline came before the run finished"));
+  }
+  if (requeue.length > 0) logger.log("error", "tick deadline: requeueing running jobs", { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+};
+
+/**
+ * The tick's final statement: requeue what still runs, free its slot or hand it on to a new tick
+ * (`handoff`: due work is left), and clean up old rows when it held a slot.
+ */
+export const finalInput = (
+  requeue: readonly Run[],
+  slot: { slot: number; owner: string } | undefined,
+  handoff: boolean,
+  settings: JobsSettings,
+): StepInput => ({
+  requeue: requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
+  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined,
+  housekeeping: slot ? housekeepingFor(settings) : undefined,
+});

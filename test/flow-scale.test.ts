@@ -52,7 +52,7 @@ describe("at depth", () => {
     }
     const position = order.lastIndexOf("small") + 1;
     console.log(`the small tenant's 10 jobs all started by run ${position} of ${order.length} (${smallDoneAt! - began} ms), behind a backlog of 10,000`);
-    // Round-robin: claims of 5 (half the slots) split 3/2 between the two keys, the 3 to either at random,
+    // Round-robin: claims split their rows between the two keys (an odd share to either at random),
     // so about half the starts are the small tenant's (all 10 by about the 20th start); two claims in flight at once start
     // from the same cursor, which can cost a few more. In dispatch order it would wait for all 10,000.
     expect(position).toBeLessThanOrEqual(40);

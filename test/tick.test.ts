@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { countingDb, createJobs, type Db, defineJob, fromPg, jsonLogger, PermanentJobError, resolveSettings } from "../src/index.js";
+import { countingDb, createJobs, type Db, type QueryOptions, defineJob, fromPg, jsonLogger, PermanentJobError, resolveSettings } from "../src/index.js";
 import { tickLimits } from "../src/tick/limits.js";
 import { harness, sleep } from "./support/harness.js";
 
@@ -249,52 +249,81 @@ describe("tick", () => {
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 40 });
     expect(report.succeeded).toBe(400);
     expect(report.statements).toBe(db.statements);
-    // A claim takes half the slots by default (two statements in flight): about 400 / 20 of them.
-    expect(report.statements / 400).toBeLessThan(0.07);
+    // A claim takes all the free slots by default: about 400 / 40 of them, and the final settle.
+    expect(report.statements / 400).toBeLessThan(0.05);
   });
 
-  it("keeps two statements in flight while short jobs drain: a claim takes half the slots by default", async () => {
-    const noop = defineJob({ name: "noop-pipe", schema: z.object({ i: z.number() }), handler: () => {} });
+  it("sends a second statement for the slots that free while one is out", async () => {
+    // Half the runs end at once, the other half a little later: the first half's settle-and-claim
+    // is still out (every statement here takes 40 ms more) when the second half ends.
+    const noop = defineJob({
+      name: "noop-pipe",
+      schema: z.object({ i: z.number() }),
+      handler: async (payload) => {
+        if (payload.i % 2 === 1) await sleep(15);
+      },
+    });
     let out = 0;
     let most = 0;
     const inner = fromPg(h.pool(3));
     const db: Db = {
-      async query(text, params, options) {
+      async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
         most = Math.max(most, ++out);
         try {
-          return await inner.query(text, params, options);
+          const result = await inner.query<R>(text, params, options);
+          await sleep(40);
+          return result;
         } finally {
           out--;
         }
       },
     };
     const jobs = await h.isolated([noop], {}, db);
-    await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-pipe" as const, payload: { i } })));
+    await jobs.enqueueMany(Array.from({ length: 128 }, (_, i) => ({ job: "noop-pipe" as const, payload: { i } })));
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
-    expect(report.succeeded).toBe(640);
-    // All 32 slots in one claim would leave nothing to settle or claim while that statement is out.
+    expect(report.succeeded).toBe(128);
     expect(most).toBe(2);
-    expect(report.statements / 640).toBeLessThan(0.07);
   });
 
-  it("claims half its slots per statement, at least 16, all of them up to 16 slots or on one connection", () => {
+  it("claims all its free slots per statement by default", () => {
     const s = resolveSettings({});
-    const batch = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce).batchSize;
-    expect([1, 10, 16, 20, 32, 33, 100].map((c) => batch(c))).toEqual([1, 10, 16, 16, 16, 17, 50]);
-    expect(batch(100, 1)).toBe(100);
+    const limits = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce);
+    expect([1, 10, 16, 20, 32, 33, 100].map((c) => limits(c).batchSize)).toEqual([1, 10, 16, 20, 32, 33, 100]);
+    expect([limits(100).inFlight, limits(100, 1).inFlight]).toEqual([2, 1]);
     expect(tickLimits(resolveSettings({ batchSize: 7 }), { concurrency: 32 }).batchSize).toBe(7);
+    expect(tickLimits(resolveSettings({ batchSize: 70 }), { concurrency: 32 }).batchSize).toBe(32);
   });
 
-  it("on a single connection claims all its free slots per statement: a second one would only wait", async () => {
-    const noop = defineJob({ name: "noop-one", schema: z.object({ i: z.number() }), handler: () => {} });
-    const db = countingDb(fromPg(h.pool(1)));
-    expect(db.statementsAtOnce).toBe(1);
+  it("on a single connection keeps one statement in flight: a second one would only wait", async () => {
+    const noop = defineJob({
+      name: "noop-one",
+      schema: z.object({ i: z.number() }),
+      handler: async (payload) => {
+        if (payload.i % 2 === 1) await sleep(15);
+      },
+    });
+    let out = 0;
+    let most = 0;
+    const inner = countingDb(fromPg(h.pool(1)));
+    expect(inner.statementsAtOnce).toBe(1);
+    const db: Db = {
+      statementsAtOnce: inner.statementsAtOnce,
+      async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
+        most = Math.max(most, ++out);
+        try {
+          const result = await inner.query<R>(text, params, options);
+          await sleep(40);
+          return result;
+        } finally {
+          out--;
+        }
+      },
+    };
     const jobs = await h.isolated([noop], {}, db);
-    await jobs.enqueueMany(Array.from({ length: 640 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
+    await jobs.enqueueMany(Array.from({ length: 128 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
-    expect(report.succeeded).toBe(640);
-    // 640 / 32 claims, the final settle, and a few where runs finished apart; half-slot claims would need 40.
-    expect(report.statements).toBeLessThanOrEqual(26);
+    expect(report.succeeded).toBe(128);
+    expect(most).toBe(1);
   });
 
   it("an idle tick is one statement, returns early, and records that it ran", async () => {

@@ -23,7 +23,7 @@ const v = <T>(group: Group, dflt: string, meaning: string, parse: (name: string,
 
 export const VARS = {
   JOBS_CONCURRENCY: v("library", "10", "handlers at once in one tick", count),
-  JOBS_BATCH_SIZE: v("library", "half the concurrency, rounded up, at least 16 (all of it up to 16, or on a single connection)", "rows per claim statement, never more than the free slots; with half, a second statement settles and claims while the first is out", count),
+  JOBS_BATCH_SIZE: v("library", "the concurrency", "rows per claim statement, never more than the free slots", count),
   JOBS_TICK_BUDGET: v("library", "50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin)", duration(1)),
   JOBS_CLAIM_CUTOFF: v("library", "5s", "stop claiming this long before the deadline (at most half the budget)", duration()),
   JOBS_TICK_GRACE: v("library", "5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this", duration()),

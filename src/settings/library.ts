@@ -8,7 +8,7 @@ export { durationSetting, type Env } from "./parse.js";
 export interface JobsSettings {
   /** Handlers running at once in one tick. */
   readonly concurrency: number;
-  /** Rows per claim statement; never more than the free concurrency. Unset: half the concurrency, rounded up (two statements in flight), at least 16; all of it up to 16 or on a single connection. */
+  /** Rows per claim statement; never more than the free concurrency. Unset: the concurrency (all the free slots). */
   readonly batchSize?: number;
   /** Minimum lease a claim takes; a claim's lease always covers the rest of the tick budget plus `leaseMarginMs`. */
   readonly leaseMs: number;

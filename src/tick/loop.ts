@@ -19,8 +19,6 @@ import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
-/** Statements out at once: a settle-and-claim for the slots that freed while the previous one was out. */
-const MAX_IN_FLIGHT = 2;
 /** When a tick that found every slot taken tries again for one, for what it enqueued itself. */
 const TAKE_AGAIN_MS = [100, 400, 1_000];
 
@@ -39,7 +37,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
   const limits = tickLimits(settings, options, db.statementsAtOnce);
-  const { budgetMs, concurrency, batchSize } = limits;
+  const { budgetMs, concurrency, batchSize, inFlight: maxInFlight } = limits;
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch.
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
@@ -202,9 +200,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
   };
 
-  /** Sends what is owed and what free slots allow, up to MAX_IN_FLIGHT statements. */
+  /** Sends what is owed and what free slots allow, up to `maxInFlight` statements. */
   const pump = () => {
-    while (inflight < MAX_IN_FLIGHT && !stopped) {
+    while (inflight < maxInFlight && !stopped) {
       const now = Date.now();
       const room = free();
       const due = queueEmpty ? runs.size > 0 && now >= lastClaimAt + settings.claimIntervalMs : now >= claimAfter;

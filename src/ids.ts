@@ -12,7 +12,17 @@ const COUNTER_MAX = 2 ** COUNTER_BITS - 1;
 let lastMs = -1;
 let counter = 0;
 
-const randomUint32 = (): number => crypto.getRandomValues(new Uint32Array(1))[0]!;
+// Random words drawn 256 at a time: one call into the platform's CSPRNG per id was about three
+// quarters of the time it takes to prepare a job for a bulk enqueue.
+const pool = new Uint32Array(256);
+let next = pool.length;
+const randomUint32 = (): number => {
+  if (next === pool.length) {
+    crypto.getRandomValues(pool);
+    next = 0;
+  }
+  return pool[next++]!;
+};
 // A new millisecond starts the counter below 2^41, leaving at least 2^41 ids to count up.
 const seed = (): number => (randomUint32() & 0x3ff) * 2 ** 31 + (randomUint32() >>> 1);
 

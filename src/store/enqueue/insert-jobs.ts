@@ -46,7 +46,9 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const has = (k: string) => rows.some((r) => kind(r) === k);
   const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond')", traceparent: "x.traceparent" })}
     FROM input x WHERE ${where}`;
-  const ctes = [`input AS MATERIALIZED (SELECT * FROM jsonb_to_recordset(${p.json(rows)}) AS x(${QUEUE_RECORD}, delay_ms bigint))`];
+  // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
+  // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).
+  const ctes = [`input AS MATERIALIZED (SELECT * FROM json_to_recordset(${p.add(JSON.stringify(rows))}::json) AS x(${QUEUE_RECORD}, delay_ms bigint))`];
   if (has("plain")) ctes.push(`plain AS (${queueInsert(t, from("x.idempotency_key IS NULL AND x.debounce_key IS NULL"))})`);
   if (has("keyed")) {
     ctes.push(`keyed AS (${queueInsert(t, from("x.idempotency_key IS NOT NULL AND x.debounce_key IS NULL"),

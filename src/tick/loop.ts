@@ -216,9 +216,12 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // (one such at a time) and claims go without them: the two touch different rows, so the server runs
       // them side by side, and claimed runs start without waiting for the settling of the ones before.
       const apart = maxInFlight > 1 && settling === 0 && pending.length >= pipelineMin;
-      const settle = settling === 0 || apart;
+      // With both connections free, the claim goes first and the settle right after it: the claim is what
+      // the next runs wait for, so it reaches the server before the settle's statement is even built.
+      const claimFirst = apart && want > 0 && inflight === 0;
+      const settle = !claimFirst && (settling === 0 || apart);
       const settlements = settle ? pending : [];
-      const claim = apart ? 0 : want;
+      const claim = claimFirst ? want : apart ? 0 : want;
       if (settlements.length === 0 && claim === 0) return;
       if (inflight > 0 && settlements.length + claim < pipelineMin) return;
       if (settle) pending = [];

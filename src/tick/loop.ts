@@ -10,6 +10,7 @@ import { abandonRuns, finalInput } from "./final.js";
 import { FlowClaims } from "./flow-claims.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick, wakeable } from "./live.js";
+import { planStatement, settleDueAt } from "./pump-plan.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
@@ -39,8 +40,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const limits = tickLimits(settings, options, db.statementsAtOnce);
   const { budgetMs, concurrency, batchSize, inFlight: maxInFlight } = limits;
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
-  // A second statement goes out while one is in flight only for a worthwhile batch.
+  // A second statement goes out while one is in flight only for a worthwhile batch (see pump-plan.ts).
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
+  const settleBatch = 2 * concurrency;
   const tickOwner = crypto.randomUUID();
   const flow = new FlowClaims(env.flow);
   const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger);
@@ -50,6 +52,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
 
   const runs = new Map<string, Run>();
   let pending: Settlement[] = [];
+  // When the oldest settlement still owed finished.
+  let pendingSince = 0;
   let overtime = 0;
   let claiming = 0;
   let inflight = 0;
@@ -121,6 +125,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
           signalWake();
         });
       }
+      if (pending.length === 0) pendingSince = Date.now();
       pending.push(s);
       signalWake();
     });
@@ -212,24 +217,15 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const room = free();
       const due = queueEmpty ? runs.size > 0 && now >= lastClaimAt + settings.claimIntervalMs : now >= claimAfter;
       const want = slot && now < cutoff && room > 0 && due ? Math.min(batchSize, room) : 0;
-      // With two statements at once, a worthwhile batch of settlements goes out on a statement of its own
-      // (one such at a time) and claims go without them: the two touch different rows, so the server runs
-      // them side by side, and claimed runs start without waiting for the settling of the ones before.
-      const apart = maxInFlight > 1 && settling === 0 && pending.length >= pipelineMin;
-      // With both connections free, the claim goes first and the settle right after it: the claim is what
-      // the next runs wait for, so it reaches the server before the settle's statement is even built.
-      const claimFirst = apart && want > 0 && inflight === 0;
-      const settle = !claimFirst && (settling === 0 || apart);
-      const settlements = settle ? pending : [];
-      const claim = claimFirst ? want : apart ? 0 : want;
-      if (settlements.length === 0 && claim === 0) return;
-      if (inflight > 0 && settlements.length + claim < pipelineMin) return;
-      if (settle) pending = [];
+      const plan = planStatement({ pending: pending.length, pendingSince, settling, inflight, maxInFlight, want, claiming, now, pipelineMin, settleBatch });
+      if (!plan) return;
+      const settlements = plan.settle ? pending : [];
+      if (plan.settle) pending = [];
       // One statement at a time writes the hot rows (the slot row, the metrics), about once a second.
       const write = carry.writeDue(now);
       const hold: SlotStep | undefined = slot ? { mode: "hold", slot: slot.slot, owner: slot.owner, leaseMs: leaseMs(), write } : undefined;
       const meter = write ? undefined : { later: true };
-      void step(claim > 0 ? { ...claimInput(claim, hold!), meter } : { slot: hold, meter }, settlements);
+      void step(plan.claim > 0 ? { ...claimInput(plan.claim, hold!), meter } : { slot: hold, meter }, settlements);
     }
   };
   /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
@@ -260,9 +256,12 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     while (!stopped && Date.now() < deadline) {
       pump();
       if (done()) break;
-      // Claim again later: while runs go on with free slots (work enqueued elsewhere), or when held-back jobs may go.
+      // Claim again later: while runs go on with free slots (work enqueued elsewhere), or when held-back jobs may go;
+      // and settle a held batch of settlements when it has waited long enough.
       const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : queueEmpty ? (runs.size > 0 ? lastClaimAt + settings.claimIntervalMs : undefined) : claimAfter;
-      await nap(claimAt === undefined ? undefined : Math.min(claimAt, cutoff) - Date.now());
+      const settleAt = settleDueAt({ pending: pending.length, pendingSince, settling, inflight, maxInFlight, pipelineMin });
+      const wakeAt = Math.min(claimAt === undefined ? Infinity : Math.min(claimAt, cutoff), settleAt ?? Infinity);
+      await nap(wakeAt === Infinity ? undefined : wakeAt - Date.now());
       // Let runs that finished together settle in one statement.
       await new Promise((resolve) => setImmediate(resolve));
     }

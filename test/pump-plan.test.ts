@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { planStatement, type PumpState, SETTLE_WAIT_MS, settleDueAt } from "../src/tick/pump-plan.js";
 
-// A tick at concurrency 32 with two connections: a second statement needs 8, a batch of 64 goes at once.
+// A tick at concurrency 32 with two connections: a second statement needs 8, a batch of 128 goes at once.
 const at = (over: Partial<PumpState>): PumpState => ({
-  pending: 0, pendingSince: 1_000, settling: 0, inflight: 0, maxInFlight: 2, want: 0, claiming: 0, now: 1_000, pipelineMin: 8, settleBatch: 64, ...over,
+  pending: 0, pendingSince: 1_000, settling: 0, inflight: 0, maxInFlight: 2, want: 0, claiming: 0, now: 1_000, pipelineMin: 8, settleBatch: 128, ...over,
 });
 
 describe("what a tick sends next", () => {
@@ -17,8 +17,8 @@ describe("what a tick sends next", () => {
 
   it("holds one claim's worth of settlements while a claim is wanted: the claim goes alone", () => {
     expect(planStatement(at({ pending: 32, want: 32 }))).toEqual({ settle: false, claim: 32 });
-    // With that claim out, the batch still waits (it is neither twice the concurrency nor old enough).
-    expect(planStatement(at({ pending: 32, inflight: 1, claiming: 32, now: 1_002 }))).toBeUndefined();
+    // With that claim out, the batch still waits (it is neither four times the concurrency nor old enough).
+    expect(planStatement(at({ pending: 32, inflight: 1, claiming: 32, now: 1_000 + SETTLE_WAIT_MS - 1 }))).toBeUndefined();
     expect(settleDueAt(at({ pending: 32, inflight: 1 }))).toBe(1_000 + SETTLE_WAIT_MS);
   });
 
@@ -26,9 +26,9 @@ describe("what a tick sends next", () => {
     expect(planStatement(at({ pending: 32, inflight: 1, claiming: 32, now: 1_000 + SETTLE_WAIT_MS }))).toEqual({ settle: true, claim: 0 });
   });
 
-  it("sends a batch of twice the concurrency at once, after the claim beside it", () => {
-    expect(planStatement(at({ pending: 64, want: 32 }))).toEqual({ settle: false, claim: 32 });
-    expect(planStatement(at({ pending: 64, inflight: 1, claiming: 32 }))).toEqual({ settle: true, claim: 0 });
+  it("sends a batch of four times the concurrency at once, after the claim beside it", () => {
+    expect(planStatement(at({ pending: 128, want: 32 }))).toEqual({ settle: false, claim: 32 });
+    expect(planStatement(at({ pending: 128, inflight: 1, claiming: 32 }))).toEqual({ settle: true, claim: 0 });
   });
 
   it("sends a held batch when no claim is out or wanted: nothing else would carry it", () => {

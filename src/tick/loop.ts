@@ -42,7 +42,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch (see pump-plan.ts).
   const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
-  const settleBatch = 2 * concurrency;
+  const settleBatch = 4 * concurrency;
   const tickOwner = crypto.randomUUID();
   const flow = new FlowClaims(env.flow);
   const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger);

@@ -1,5 +1,5 @@
 /** The longest a batch of settlements waits for more before it goes out on a statement of its own. */
-export const SETTLE_WAIT_MS = 5;
+export const SETTLE_WAIT_MS = 10;
 
 /** What the loop knows when it may send a statement (counts of settlements and slots). */
 export interface PumpState {
@@ -16,7 +16,7 @@ export interface PumpState {
   readonly now: number;
   /** A second statement goes out beside one in flight only for at least this much (a quarter of the concurrency). */
   readonly pipelineMin: number;
-  /** A batch of settlements this large goes out at once (twice the concurrency). */
+  /** A batch of settlements this large goes out at once (four times the concurrency). */
   readonly settleBatch: number;
 }
 

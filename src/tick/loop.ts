@@ -4,6 +4,7 @@ import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
 import type { SlotStep, TickRow } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
+import { ClaimPacing } from "./claim-pacing.js";
 import { tickClock } from "./clock.js";
 import { FanOutPacer } from "./fan-out.js";
 import { abandonRuns, finalInput } from "./final.js";
@@ -65,10 +66,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let tickRow: TickRow | null = null;
   const carry = new Carry();
   let capped = false;
-  let queueEmpty = false;
-  let lastClaimAt = 0;
-  // Due jobs held back by their limits: claim again then (a rate window frees, or the claim interval).
-  let claimAfter = 0;
+  const pacing = new ClaimPacing(settings.claimIntervalMs);
   let stopped = false;
   let finishing = false;
   let failure: { error: unknown } | undefined;
@@ -88,7 +86,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const free = () => concurrency - runs.size - overtime - claiming;
   const unregister = registerLiveTick(tables.prefix, () => {
     if (!slot || stopped || Date.now() >= cutoff) return false;
-    queueEmpty = false;
+    pacing.woken();
     signalWake();
     return free() > 0;
   });
@@ -148,13 +146,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     carry.addMetrics(result.metered);
     if (input.slot?.mode === "take") capped = !result.slotFree;
     const want = input.claim?.limit ?? 0;
-    if (want > 0) {
-      const short = result.claimed.length < want && result.reclaimed.length === 0;
-      queueEmpty = short && result.flowHeld === 0;
-      lastClaimAt = Date.now();
-      // A rate window says when it has room; a job held by concurrency is looked at again at the claim interval.
-      claimAfter = short && result.flowHeld > 0 ? (result.flowRetryAt ?? lastClaimAt + settings.claimIntervalMs) : 0;
-    }
+    if (want > 0) pacing.claimed(want, result, Date.now());
     flow.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);
     fanOut.spawn(result.spawn);
@@ -215,7 +207,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     while (inflight < maxInFlight && !stopped) {
       const now = Date.now();
       const room = free();
-      const due = queueEmpty ? runs.size > 0 && now >= lastClaimAt + settings.claimIntervalMs : now >= claimAfter;
+      const due = pacing.due(now, runs.size);
       const want = slot && now < cutoff && room > 0 && due ? Math.min(batchSize, room) : 0;
       const plan = planStatement({ pending: pending.length, pendingSince, settling, inflight, maxInFlight, want, claiming, now, pipelineMin, settleBatch });
       if (!plan) return;
@@ -230,7 +222,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   };
   /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
   const done = () =>
-    inflight === 0 && pending.length === 0 && runs.size === 0 && (!slot || queueEmpty || Date.now() >= cutoff || claimAfter >= cutoff);
+    inflight === 0 && pending.length === 0 && runs.size === 0 && (!slot || Date.now() >= cutoff || pacing.doneBy(cutoff));
 
   try {
     const first = await step({
@@ -250,7 +242,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       }
     }
     if (enqueued > 0) {
-      queueEmpty = false;
+      pacing.woken();
       await claimEnqueued();
     }
     while (!stopped && Date.now() < deadline) {
@@ -258,7 +250,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       if (done()) break;
       // Claim again later: while runs go on with free slots (work enqueued elsewhere), or when held-back jobs may go;
       // and settle a held batch of settlements when it has waited long enough.
-      const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : queueEmpty ? (runs.size > 0 ? lastClaimAt + settings.claimIntervalMs : undefined) : claimAfter;
+      const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : pacing.nextAt(runs.size);
       const settleAt = settleDueAt({ pending: pending.length, pendingSince, settling, inflight, maxInFlight, pipelineMin });
       const wakeAt = Math.min(claimAt === undefined ? Infinity : Math.min(claimAt, cutoff), settleAt ?? Infinity);
       await nap(wakeAt === Infinity ? undefined : wakeAt - Date.now());
@@ -281,7 +273,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   pending = [];
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {
-      const handoff = fanOut.enabled && !queueEmpty && !failure && !options.signal?.aborted;
+      const handoff = fanOut.enabled && !pacing.queueEmpty && !failure && !options.signal?.aborted;
       const result = await step(finalInput(requeue, slot, handoff, settings), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;

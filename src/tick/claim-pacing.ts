@@ -1,0 +1,49 @@
+import type { StepResult } from "../store/tick/step.js";
+
+/**
+ * When a tick claims again, from what its claims found. A claim that came back short with
+ * nothing held back means the queue looked empty: the tick claims again only at the claim
+ * interval while runs go on (work enqueued elsewhere), or when woken (a kick, its own enqueue).
+ * A claim short because limits held jobs back claims again when a rate window has room, or at
+ * the claim interval for a job held by concurrency.
+ */
+export class ClaimPacing {
+  private empty = false;
+  private lastAt = 0;
+  private after = 0;
+
+  constructor(private readonly intervalMs: number) {}
+
+  /** Takes in what a claim of `want` slots found. */
+  claimed(want: number, result: Pick<StepResult, "claimed" | "reclaimed" | "flowHeld" | "flowRetryAt">, now: number): void {
+    const short = result.claimed.length < want && result.reclaimed.length === 0;
+    this.empty = short && result.flowHeld === 0;
+    this.lastAt = now;
+    this.after = short && result.flowHeld > 0 ? (result.flowRetryAt ?? now + this.intervalMs) : 0;
+  }
+
+  /** New work may be due (a kick, or jobs this tick enqueued): claim at once. */
+  woken(): void {
+    this.empty = false;
+  }
+
+  /** Whether the last claim found the queue empty. */
+  get queueEmpty(): boolean {
+    return this.empty;
+  }
+
+  /** Whether a claim is due now, with `running` runs going on. */
+  due(now: number, running: number): boolean {
+    return this.empty ? running > 0 && now >= this.lastAt + this.intervalMs : now >= this.after;
+  }
+
+  /** When the next claim is due (undefined: only when woken). */
+  nextAt(running: number): number | undefined {
+    return this.empty ? (running > 0 ? this.lastAt + this.intervalMs : undefined) : this.after;
+  }
+
+  /** Nothing more will be claimed before `cutoff`. */
+  doneBy(cutoff: number): boolean {
+    return this.empty || this.after >= cutoff;
+  }
+}

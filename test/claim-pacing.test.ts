@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { ClaimPacing } from "../src/tick/claim-pacing.js";
+
+const found = (claimed: number, over: { reclaimed?: number; flowHeld?: number; flowRetryAt?: number | null } = {}) => ({
+  claimed: Array.from({ length: claimed }, () => ({}) as never),
+  reclaimed: Array.from({ length: over.reclaimed ?? 0 }, () => "r"),
+  flowHeld: over.flowHeld ?? 0,
+  flowRetryAt: over.flowRetryAt ?? null,
+});
+
+describe("when a tick claims again", () => {
+  it("claims again as soon as slots free after a full claim", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(32), 10_000);
+    expect(p.queueEmpty).toBe(false);
+    expect(p.due(10_000, 32)).toBe(true);
+    expect(p.doneBy(20_000)).toBe(false);
+  });
+
+  it("after a short claim, claims again at the claim interval while runs go on, and only when woken once none do", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(5), 10_000);
+    expect(p.queueEmpty).toBe(true);
+    expect(p.due(10_999, 5)).toBe(false);
+    expect(p.due(11_000, 5)).toBe(true);
+    expect(p.nextAt(5)).toBe(11_000);
+    expect(p.due(11_000, 0)).toBe(false);
+    expect(p.nextAt(0)).toBeUndefined();
+    expect(p.doneBy(20_000)).toBe(true);
+    p.woken();
+    expect(p.due(10_001, 0)).toBe(true);
+  });
+
+  it("a short claim that reclaimed expired leases is not an empty queue", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(5, { reclaimed: 3 }), 10_000);
+    expect(p.queueEmpty).toBe(false);
+    expect(p.due(10_000, 0)).toBe(true);
+  });
+
+  it("jobs held back by a rate window are claimed when it has room; by concurrency, at the claim interval", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(2, { flowHeld: 4, flowRetryAt: 10_250 }), 10_000);
+    expect(p.queueEmpty).toBe(false);
+    expect(p.due(10_249, 2)).toBe(false);
+    expect(p.nextAt(2)).toBe(10_250);
+    expect(p.doneBy(10_200)).toBe(true);
+    expect(p.doneBy(10_300)).toBe(false);
+    p.claimed(32, found(0, { flowHeld: 1 }), 10_500);
+    expect(p.nextAt(0)).toBe(11_500);
+  });
+});

@@ -7,20 +7,23 @@ import { createJobs, defineJob, silentLogger } from "../../src/index.js";
 const [url, prefix, seconds] = process.argv.slice(2) as [string, string, string];
 const pool = new pg.Pool({ connectionString: url, max: 8 });
 const payload = z.object({ tenant: z.string(), n: z.number() });
-const record = (name: string) => async (p: { tenant: string }, ctx: { jobId: string; signal: AbortSignal; db: { query: (t: string, v: unknown[]) => Promise<{ rows: unknown[] }> } }) => {
+const record = (name: string) => async (p: { tenant: string }, ctx: { jobId: string; attempt: number; signal: AbortSignal; db: { query: (t: string, v: unknown[]) => Promise<{ rows: unknown[] }> } }) => {
   // The run from the handler's start (one clock for all processes of this machine); the start a rate limit
-  // counts is the claim, which the claim stamps on the row (updated_at) after the admission's locks.
+  // counts is the claim, which the claim stamps on the row (updated_at) after the admission's locks. Only
+  // while the row is still this attempt's: on a loaded machine the insert can run after the tick requeued
+  // the job at its deadline and another claimed it, and would record that claim a second time.
   const started = Date.now();
   const { rows } = await ctx.db.query(
     `INSERT INTO flow_runs (job_id, job, tenant, started, claimed)
-     SELECT $1, $2, $3, to_timestamp($4::float8 / 1000), q.updated_at FROM ${prefix}queue q WHERE q.id = $1 RETURNING id`,
-    [ctx.jobId, name, p.tenant, started]);
+     SELECT $1, $2, $3, to_timestamp($4::float8 / 1000), q.updated_at FROM ${prefix}queue q WHERE q.id = $1 AND q.attempt = $5 RETURNING id`,
+    [ctx.jobId, name, p.tenant, started, ctx.attempt]);
   // Stops when the tick's deadline aborts it, as a handler should: its run then ends there.
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, 30 + Math.random() * 40);
     ctx.signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
-  await ctx.db.query(`UPDATE flow_runs SET finished = to_timestamp($2::float8 / 1000) WHERE id = $1`, [(rows[0] as { id: number }).id, Date.now()]);
+  const id = (rows[0] as { id: number } | undefined)?.id;
+  if (id !== undefined) await ctx.db.query(`UPDATE flow_runs SET finished = to_timestamp($2::float8 / 1000) WHERE id = $1`, [id, Date.now()]);
   if (ctx.signal.aborted) throw ctx.signal.reason;
 };
 const jobs = createJobs({

@@ -5,6 +5,7 @@ import { runStep, type StepInput, type StepResult } from "../store/tick/step.js"
 import type { SlotStep, TickRow } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
 import { ClaimPacing } from "./claim-pacing.js";
+import { DispatchHint } from "./dispatch-hint.js";
 import { tickClock } from "./clock.js";
 import { FanOutPacer } from "./fan-out.js";
 import { abandonRuns, finalInput } from "./final.js";
@@ -67,6 +68,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const carry = new Carry();
   let capped = false;
   const pacing = new ClaimPacing(settings.claimIntervalMs);
+  const hint = new DispatchHint();
   let stopped = false;
   let finishing = false;
   let failure: { error: unknown } | undefined;
@@ -148,6 +150,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
     flow.saw(result);
+    hint.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);
     fanOut.spawn(result.spawn);
   };
@@ -183,9 +186,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
   };
 
-  const claimInput = (limit: number, slotStep: SlotStep): StepInput => {
-    return { claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit) }, slot: slotStep, fanOut: fanOut.input(limit) };
-  };
+  const claimInput = (limit: number, slotStep: SlotStep): StepInput =>
+    ({ claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit), after: hint.next(Date.now()) }, slot: slotStep, fanOut: fanOut.input(limit) });
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
   /**
    * Claims what this tick's extensions enqueued (a schedule's occurrences) while it holds no slot. When every

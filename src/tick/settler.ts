@@ -40,6 +40,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   slotFree: a.slotFree || b.slotFree,
   spawn: [...a.spawn, ...b.spawn],
   keyedWaiting: b.keyedWaiting ?? a.keyedWaiting,
+  dispatchedTo: b.dispatchedTo ?? a.dispatchedTo,
   flowCursor: b.flowCursor ?? a.flowCursor,
   flowHeld: a.flowHeld + b.flowHeld,
   flowRetryAt: b.flowRetryAt ?? a.flowRetryAt,

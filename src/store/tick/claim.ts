@@ -8,6 +8,19 @@ export interface ClaimInput {
   readonly leaseMs: number;
   /** Flow control; without it, no job's limits apply (keyed rows are admitted freely). */
   readonly flow?: ClaimFlow;
+  /**
+   * Where the tick's previous unkeyed claim ended (see `DispatchHint`): this claim takes jobs of a
+   * higher priority first, then those after it in dispatch order, and starts at the head of the
+   * index only for what those two leave of its limit.
+   */
+  readonly after?: DispatchPosition;
+}
+
+/** A job's place in dispatch order (`priority DESC, run_at, id`); `runAt` is the database's text, to the microsecond. */
+export interface DispatchPosition {
+  readonly priority: number;
+  readonly runAt: string;
+  readonly id: string;
 }
 
 export interface ClaimedRow {
@@ -60,15 +73,17 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   const when = gate ? ` AND ${gate}` : "";
   const limit = p.add(input.limit);
   const first = flow.split ? `ceil(${limit}::int / 2.0)::int` : `${limit}::int`;
+  // Dispatch order is queue_dispatch_idx's key: the priority negated, so that one row comparison
+  // says "after this job".
   const plain = (name: string, take: string, extra = "") => `${name} AS (
-      SELECT id, NULL::text AS bucket FROM ${t.queue}
+      SELECT id, NULL::text AS bucket, priority, run_at FROM ${t.queue}
       WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
-      ORDER BY priority DESC, run_at, id
+      ORDER BY -priority, run_at, id
       -- The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan
       -- does, so the server keeps the step's generic plan instead of planning every statement anew.
       LIMIT (SELECT ${take}) FOR UPDATE SKIP LOCKED)`;
   const keyed = flow.split || flow.keyed !== false;
-  const ctes = [plain("plain1", first)];
+  const ctes = input.after ? resumed(p, plain, first, input.after) : [plain("plain1", first)];
   if (keyed) ctes.push(
     // Along queue_flow_idx, as the admission's own key scan starts: an EXISTS here is planned as a
     // sequential scan, which walks every dead row a drain leaves at the start of the table.
@@ -100,4 +115,25 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
                 q.correlation_id, q.idempotency_key, q.run_at, q.created_at, q.traceparent)`,
   );
   return { ctes, keyed };
+};
+
+type Plain = (name: string, take: string, extra?: string) => string;
+
+/**
+ * `plain1` resuming after `after`: higher priorities first (their dead entries are only those of
+ * jobs of a higher priority claimed since the last vacuum), then the range after the position,
+ * then, for what those leave, the head of the index (a limit of 0 reads nothing).
+ */
+const resumed = (p: Params, plain: Plain, first: string, after: DispatchPosition): string[] => {
+  // Subqueries, as the limit above: a custom plan sees them as a generic one does.
+  const neg = `(SELECT -${p.add(after.priority)}::int)`;
+  const position = `(${neg}, (SELECT ${p.add(after.runAt)}::timestamptz), (SELECT ${p.add(after.id)}::uuid))`;
+  const count = (names: string[]) => names.map((n) => ` - (SELECT count(*) FROM ${n})::int`).join("");
+  const others = (names: string[]) => ` AND id NOT IN (${names.map((n) => `SELECT id FROM ${n}`).join(" UNION ALL ")})`;
+  return [
+    plain("plain1_up", first, ` AND -priority < ${neg}`),
+    plain("plain1_on", `${first}${count(["plain1_up"])}`, ` AND (-priority, run_at, id) > ${position}`),
+    plain("plain1_head", `${first}${count(["plain1_up", "plain1_on"])}`, others(["plain1_up", "plain1_on"])),
+    `plain1 AS (SELECT * FROM plain1_up UNION ALL SELECT * FROM plain1_on UNION ALL SELECT * FROM plain1_head)`,
+  ];
 };

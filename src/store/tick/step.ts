@@ -1,5 +1,5 @@
 import type { Db, QueryOptions } from "../../db.js";
-import { claimFragment, type ClaimedRow, type ClaimInput } from "./claim.js";
+import { claimFragment, type ClaimedRow, type ClaimInput, type DispatchPosition } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
@@ -61,6 +61,8 @@ export interface StepResult {
   readonly spawn: Handoff[];
   /** Whether the claim saw keyed jobs queued (null: it left the admission out, or did not claim). */
   readonly keyedWaiting: boolean | null;
+  /** Where this statement's unkeyed claim ended in dispatch order (null when it claimed no unkeyed job). */
+  readonly dispatchedTo: DispatchPosition | null;
   /** Where the next claim's round-robin over keys resumes (null when this statement admitted no keyed job). */
   readonly flowCursor: string | null;
   /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms). */
@@ -92,7 +94,7 @@ const ID_LISTS = {
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
+  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -100,7 +102,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 export const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -186,6 +188,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
       ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
       : `'[]'::jsonb AS spawn`,
     flowed ? `(SELECT waiting FROM keyed_waiting) AS "keyedWaiting"` : `NULL::boolean AS "keyedWaiting"`,
+    claiming
+      ? `(SELECT json_build_object('priority', priority, 'runAt', run_at, 'id', id) FROM plain1 ORDER BY -priority DESC, run_at DESC, id DESC LIMIT 1) AS "dispatchedTo"`
+      : `NULL::json AS "dispatchedTo"`,
     flowed ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
     flowed ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
     flowed ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
@@ -209,10 +214,10 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   if (!row) return EMPTY_STEP;
   const {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, keyedWaiting, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
+    counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, keyedWaiting, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
+    counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

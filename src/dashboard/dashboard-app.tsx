@@ -1,4 +1,5 @@
-import { Hono, type Context } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/tiny";
 import type { Env } from "../settings/library.js";
 import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHANGING, tokenMatches } from "./auth.js";
 import { type DashboardAuthOptions, resolveAuth } from "./dashboard-settings.js";

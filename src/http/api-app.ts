@@ -1,4 +1,5 @@
-import { type Context, Hono } from "hono";
+import type { Context } from "hono";
+import { Hono } from "hono/tiny";
 import { createDashboard } from "../dashboard/dashboard-app.js";
 import { read } from "../settings/catalog.js";
 import type { AnyJob } from "../job.js";

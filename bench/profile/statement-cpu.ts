@@ -4,8 +4,12 @@
 // (claims of `concurrency`, settles of four times that), so each backend's CPU is one statement
 // kind's and no statement waits on another. pg_stat_statements' execution times include waiting
 // for a core on a machine the client shares; this is the CPU alone.
-//   npx tsx bench/profile/statement-cpu.ts [n] [concurrency] [rounds]
+// A fourth argument picks the variants, comma-separated: `none`, `nohistory`, `conc`, `rate`, each
+// optionally `:file.sql`, SQL run after the migrations ({{prefix}} as in them), e.g. a rewritten
+// flow_admit measured against the migrated one in the same run without a migration:
+//   npx tsx bench/profile/statement-cpu.ts [n] [concurrency] [rounds] [conc,conc:/tmp/admit.sql]
 import { readFileSync } from "node:fs";
+import { basename } from "node:path";
 import pg from "pg";
 import { flowSpec } from "../../src/flow/spec.js";
 import type { DispatchPosition } from "../../src/store/tick/claim.js";
@@ -26,12 +30,18 @@ const cpuOf = (pid: number): number => {
   return (Number(f[11]) + Number(f[12])) * 10_000;
 };
 
-const variants: Array<{ name: string; job: NoopJob; history: boolean }> = [
-  { name: "no limits", job: noop, history: true },
-  { name: "history off", job: noop, history: false },
-  { name: "concurrency", job: concurrencyLimited, history: true },
-  { name: "rate", job: rateLimited, history: true },
-];
+const KINDS: Record<string, { name: string; job: NoopJob; history: boolean }> = {
+  none: { name: "no limits", job: noop, history: true },
+  nohistory: { name: "history off", job: noop, history: false },
+  conc: { name: "concurrency", job: concurrencyLimited, history: true },
+  rate: { name: "rate", job: rateLimited, history: true },
+};
+const variants = (process.argv[5] ?? "none,nohistory,conc,rate").split(",").map((spec) => {
+  const [kind = "", sql] = spec.split(":");
+  const base = KINDS[kind];
+  if (!base) throw new Error(`unknown variant ${kind} (one of ${Object.keys(KINDS).join(", ")})`);
+  return { ...base, name: sql ? `${base.name} + ${basename(sql)}` : base.name, sql };
+});
 
 const server = await startServer();
 try {
@@ -42,6 +52,7 @@ try {
     pool.on("error", () => {}); // idle clients dropped when the databases are dropped
     const { jobs } = ourJobs(pool, concurrency, { job: v.job });
     await jobs.migrate();
+    if (v.sql) await pool.query(readFileSync(v.sql, "utf8").replaceAll("{{prefix}}", jobs.tables.prefix));
     const claimer = await pool.connect();
     const settler = await pool.connect();
     const pid = async (c: pg.PoolClient) => (await c.query<{ p: number }>("SELECT pg_backend_pid() AS p")).rows[0]!.p;
@@ -86,7 +97,7 @@ try {
       }
       if (settled !== n) throw new Error(`${s.name}: settled ${settled} of ${n}`);
       const per = (us: number) => (us / n).toFixed(1).padStart(5);
-      console.log(`round ${round + 1} ${s.name.padEnd(12)} server CPU per job: claim ${per(claimUs)} µs, settle ${per(settleUs)} µs, both ${per(claimUs + settleUs)} µs`);
+      console.log(`round ${round + 1} ${s.name.padEnd(Math.max(...setups.map((x) => x.name.length)))} server CPU per job: claim ${per(claimUs)} µs, settle ${per(settleUs)} µs, both ${per(claimUs + settleUs)} µs`);
     }
   }
   for (const s of setups) {

@@ -146,6 +146,25 @@ describe("rate limits", () => {
     }
   });
 
+  it("stamps each run with the instant its rate windows count, one per claim, the windows in order", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Twelve keys: the admission finds them over several rounds, each round's buckets locked apart.
+    const work = defineJob({ name: "stamped", schema: tenant, rateLimit: { limit: 100, periodMs: 60_000, key: (p) => p.tenant }, handler: () => gate });
+    const jobs = await h.isolated([work]);
+    await jobs.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "stamped" as const, payload: { tenant: `t${n}`, n } })));
+    const tick = jobs.tick({ budgetMs: 3_000, concurrency: 12, batchSize: 12 });
+    const running = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n;
+    await expect.poll(running).toBe(12);
+    const instants = async (sql: string) => (await h.rows<{ at: string }>(sql)).map((r) => r.at);
+    const stamped = await instants(`SELECT DISTINCT updated_at::text AS at FROM ${jobs.tables.queue} WHERE status = 'running' ORDER BY 1`);
+    const counted = await instants(`SELECT DISTINCT s::text AS at FROM ${jobs.tables.flow}, unnest(starts) s WHERE bucket LIKE 'r:%' ORDER BY 1`);
+    expect(counted).toEqual(stamped);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.flow} WHERE starts <> ARRAY(SELECT s FROM unnest(starts) s ORDER BY s)`)).toEqual([{ n: 0 }]);
+    release();
+    expect(await tick).toMatchObject({ succeeded: 12 });
+  });
+
   it("a group shares one limit across job types", async () => {
     const starts: number[] = [];
     const rule = { limit: 2, periodMs: 60_000, group: "email-provider" };

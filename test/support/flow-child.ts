@@ -11,11 +11,11 @@ const record = (name: string) => async (p: { tenant: string }, ctx: { jobId: str
   // The run from the handler's start (one clock for all processes of this machine); the start a rate limit
   // counts is the claim, which the claim stamps on the row (updated_at) after the admission's locks. Only
   // while the row is still this attempt's: on a loaded machine the insert can run after the tick requeued
-  // the job at its deadline and another claimed it, and would record that claim a second time.
+  // the job at its deadline (its updated_at then the requeue's) or another claimed it (that claim's).
   const started = Date.now();
   const { rows } = await ctx.db.query(
     `INSERT INTO flow_runs (job_id, job, tenant, started, claimed)
-     SELECT $1, $2, $3, to_timestamp($4::float8 / 1000), q.updated_at FROM ${prefix}queue q WHERE q.id = $1 AND q.attempt = $5 RETURNING id`,
+     SELECT $1, $2, $3, to_timestamp($4::float8 / 1000), q.updated_at FROM ${prefix}queue q WHERE q.id = $1 AND q.attempt = $5 AND q.status = 'running' RETURNING id`,
     [ctx.jobId, name, p.tenant, started, ctx.attempt]);
   // Stops when the tick's deadline aborts it, as a handler should: its run then ends there.
   await new Promise<void>((resolve) => {

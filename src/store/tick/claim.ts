@@ -106,8 +106,8 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
           lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', flow_bucket = picked.bucket,
-          -- The instant of the claim, after the admission's locks: the start a rate limit counts.
-          updated_at = clock_timestamp()
+          -- The instant of the claim: the start a run shows and its rate windows count.
+          updated_at = ${keyed ? ADMITTED_AT : "clock_timestamp()"}
       -- The id list as an index condition: however many rows the planner expects the admission
       -- to return, the queue is read by its primary key, never scanned to hash-join them.
       FROM picked WHERE q.id = picked.id AND q.id = ANY (ARRAY(SELECT id FROM picked))
@@ -116,6 +116,14 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   );
   return { ctes, keyed };
 };
+
+/**
+ * The instant the admission wrote its starts at (after all of its locks; see migration 013), read
+ * once the admission has run (the subquery reads its result), or the clock when it added none or
+ * its database predates it.
+ */
+const ADMITTED_AT = `coalesce((SELECT nullif(current_setting('pgtick.claimed_at', true), '')::timestamptz
+            FROM flowed WHERE id IS NULL LIMIT 1), clock_timestamp())`;
 
 type Plain = (name: string, take: string, extra?: string) => string;
 

@@ -56,6 +56,8 @@ it("five racing processes keep every key within its concurrency and every window
                 AND o.claimed >= r.claimed AND o.claimed < r.claimed + interval '400 milliseconds'))::int AS n
     FROM flow_runs r WHERE r.job IN ('mail-a', 'mail-b')`);
   expect(group!.n).toBeLessThanOrEqual(3);
+  // Every rate window's starts in order (the admission finds a window by binary search in them).
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}flow WHERE starts <> ARRAY(SELECT s FROM unnest(starts) s ORDER BY s)`)).toEqual([{ n: 0 }]);
   // Nothing left counted as running.
   expect(await h.rows(`SELECT coalesce(sum(running), 0)::int AS n FROM ${prefix}flow`)).toEqual([{ n: 0 }]);
 }, 60_000);

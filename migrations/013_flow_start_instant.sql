@@ -316,6 +316,9 @@ BEGIN
 END
 $fn$;
 -- Windows an earlier admission may have left out of order (a bucket first locked in a later round),
--- put in order so that their binary search is right again.
+-- put in order so that their binary search is right again. Only under the bucket's lock, as the
+-- admission writes them, and only tried (a bucket a running claim holds is left to it): the
+-- migration never waits for a claim, and locks only the few rows it rewrites.
 UPDATE {{prefix}}flow SET starts = ARRAY(SELECT s FROM unnest(starts) s ORDER BY s)
-WHERE cardinality(starts) > 1 AND starts <> ARRAY(SELECT s FROM unnest(starts) s ORDER BY s);
+WHERE CASE WHEN cardinality(starts) > 1 AND starts <> ARRAY(SELECT s FROM unnest(starts) s ORDER BY s)
+           THEN pg_try_advisory_xact_lock(hashtext('{{prefix}}flow'), hashtext(bucket)) ELSE false END;

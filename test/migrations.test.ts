@@ -72,3 +72,26 @@ describe("migrations", () => {
     expect(rows[0]).toEqual({ t: null, q: null });
   });
 });
+
+describe("013 (one instant per claim's starts)", () => {
+  it("puts out-of-order rate windows in order under their locks, leaving one a claim holds to it", async () => {
+    const db = connect();
+    const lock = new pg.Client({ connectionString: database.url });
+    await lock.connect();
+    try {
+      await migrate(db, "sorted_", migrations.filter((m) => m.version <= 12));
+      const unsorted = "{2026-01-01 00:00:02+00,2026-01-01 00:00:01+00,2026-01-01 00:00:03+00}";
+      await db.query(`INSERT INTO sorted_flow (bucket, starts, updated_at) VALUES ('r:a:x', $1, now()), ('r:a:held', $1, now()),
+        ('r:a:ok', '{2026-01-01 00:00:01+00,2026-01-01 00:00:02+00}', now())`, [unsorted]);
+      // A claim holding one bucket's lock: the migration neither waits for it nor rewrites its row.
+      await lock.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtext('sorted_flow'), hashtext('r:a:held'))`);
+      expect(await migrate(db, "sorted_")).toEqual(migrations.filter((m) => m.version > 12).map((m) => m.version));
+      await lock.query("COMMIT");
+      const { rows } = await db.query<{ bucket: string; first: string }>(
+        `SELECT bucket, to_char(starts[1] AT TIME ZONE 'UTC', 'SS') AS first FROM sorted_flow ORDER BY bucket`);
+      expect(rows).toEqual([{ bucket: "r:a:held", first: "02" }, { bucket: "r:a:ok", first: "01" }, { bucket: "r:a:x", first: "01" }]);
+    } finally {
+      await lock.end();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+// The HTTP API: stats, the tick route, the OpenAPI document, routing, and createApp's options.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createApp } from "../src/http/api-app.js";
+import { openApiDocument } from "../src/http/openapi.js";
+import { defineJob } from "../src/index.js";
+import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
+import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
+
+const { h, jobs, call, count, reset, makeDead } = await httpFixture("http_routes");
+
+describe("stats, tick, openapi, routing", () => {
+  it("reports queue depth, oldest wait, dead letters and per-minute counts", async () => {
+    await reset();
+    await h.rows(`DELETE FROM jobs_metrics`);
+    await makeDead([1]);
+    await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, runAt: new Date(Date.now() - 60_000).toISOString() } });
+    await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 60_000 } });
+    const r = await call("GET", "/api/stats");
+    expect(r.status).toBe(200);
+    expect(r.body.queue).toEqual([{ job: "send-email", status: "queued", count: 2, oldestWaitingMs: expect.any(Number) }]);
+    expect(r.body.queue[0].oldestWaitingMs).toBeGreaterThanOrEqual(59_000);
+    expect(r.body.oldestWaitingMs).toBe(r.body.queue[0].oldestWaitingMs);
+    expect(r.body.deadLetters).toEqual([{ job: "fails", count: 1, lastDeadAt: expect.any(String) }]);
+    expect(r.body.minutes).toEqual([expect.objectContaining({ job: "fails", deadLettered: 1, failed: 1 })]);
+    expect(r.body.lastTickAt).toEqual(expect.any(String));
+  });
+
+  it("runs a tick on POST and GET with the cron secret and returns its report", async () => {
+    await reset();
+    await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } });
+    const r = await call("POST", "/api/tick", { token: CRON_SECRET });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ claimed: 1, succeeded: 1, requeuedIds: [] });
+    expect(await count()).toBe(0);
+  });
+
+  it("serves an OpenAPI document with each job's payload schema", async () => {
+    const r = await call("GET", "/api/openapi.json");
+    expect(r.status).toBe(200);
+    expect(r.body.openapi).toBe("3.1.0");
+    expect(r.body.components.schemas["Payload.send-email"]).toMatchObject({
+      type: "object",
+      properties: { to: { type: "string", format: "email" } },
+      required: ["to"],
+      "x-job-name": "send-email",
+    });
+    expect(r.body.components.schemas["Payload.ns_echo_v1.x_y"]["x-job-name"]).toBe("ns:echo/v1.x_y");
+    expect(r.body.components.schemas.Enqueue.oneOf.map((o: any) => o.properties.job.const)).toEqual(["send-email", "ns:echo/v1.x_y", "fails"]);
+    for (const p of ["/api/jobs", "/api/jobs/{id}", "/api/dead-letters", "/api/dead-letters/replay", "/api/dead-letters/{id}", "/api/dead-letters/{id}/replay", "/api/schedules", "/api/schedules/{name}/run", "/api/stats", "/api/tick", "/api/health"]) {
+      expect(r.body.paths).toHaveProperty([p]);
+    }
+    expectError(await call("GET", "/api/openapi.json", { token: null }), 401, "unauthorized");
+  });
+
+  it("gives jobs whose names clean up alike their own OpenAPI components", () => {
+    const schemaFor = (n: string) => z.object({ [n]: z.number() });
+    const names = ["a:b", "a/b", "a_b"];
+    const registry = new Map(names.map((name) => [name, defineJob({ name, schema: schemaFor(name), handler: () => {} })]));
+    const doc = openApiDocument(registry) as { components: { schemas: Record<string, { "x-job-name"?: string; properties?: object }> } };
+    const payloads = Object.entries(doc.components.schemas).filter(([k]) => k.startsWith("Payload."));
+    expect(payloads.map(([, v]) => v["x-job-name"]).sort()).toEqual([...names].sort());
+    for (const [, v] of payloads) expect(Object.keys(v.properties!)).toEqual([v["x-job-name"]]);
+  });
+
+  it("answers unknown routes with 404 and wrong methods with 405 and Allow", async () => {
+    expectError(await call("GET", "/api/nope"), 404, "not_found");
+    expectError(await call("GET", "/elsewhere", { token: null }), 404, "not_found");
+    const put = await call("PUT", "/api/jobs");
+    expectError(put, 405, "method_not_allowed");
+    expect(put.headers.get("allow")).toBe("GET, POST, HEAD");
+    const health = await call("POST", "/api/health", { token: null });
+    expectError(health, 405, "method_not_allowed");
+    expectError(await call("DELETE", "/api/tick", { token: null }), 405, "method_not_allowed");
+  });
+
+  it("lists no schedules and 404s schedule actions when the deployment has none", async () => {
+    expect((await call("GET", "/api/schedules")).body).toEqual({ items: [] });
+    expectError(await call("POST", "/api/schedules/nightly/pause"), 404, "not_found");
+    expectError(await call("GET", "/api/schedules?next=-1"), 422, "invalid_options");
+  });
+});
+
+describe("createApp options", () => {
+  it("opens a per-request jobs instance only when a route needs it, and disposes it after every such request", async () => {
+    let made = 0;
+    let disposed = 0;
+    const perRequest = createApp({
+      jobs: async () => {
+        made++;
+        return { jobs: h.make([sendEmail]), dispose: async () => void disposed++ };
+      },
+      env: { JOBS_API_TOKEN: API_TOKENS },
+    });
+    const c = caller(perRequest);
+    expectError(await c("GET", "/api/stats", { token: null }), 401, "unauthorized");
+    expectError(await c("GET", "/api/nope"), 404, "not_found");
+    expect([made, disposed]).toEqual([0, 0]);
+    expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 60_000 } })).status).toBe(201);
+    expectError(await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "bad" } } }), 422, "invalid_payload");
+    expect((await c("GET", "/api/health", { token: null })).status).toBe(200);
+    expect([made, disposed]).toEqual([3, 3]);
+  });
+
+  it("answers a server fault with 500 internal, logs the stack and sends none; health says 503", async () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const broken = h.make([sendEmail], {}, { query: async () => { throw new Error("connection refused to db.internal:5432 password=hunter2"); } });
+    const c = caller(createApp({ jobs: broken, env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: (level, msg, fields) => void logged.push({ level, msg, ...fields }) } }));
+    const r = await c("GET", "/api/stats");
+    expect(r.status).toBe(500);
+    expect(r.body).toEqual({ error: { code: "internal", message: "internal error" } });
+    expect(logged).toEqual([expect.objectContaining({ level: "error", msg: "http request failed", path: "/api/stats", stack: expect.stringContaining("hunter2") })]);
+    const health = await c("GET", "/api/health", { token: null });
+    expect(health.status).toBe(503);
+    expect(health.body.error.code).toBe("unavailable");
+    expect(JSON.stringify(health.body)).not.toContain("hunter2");
+    // A per-request connection that cannot even be opened is "unavailable" as well.
+    const unopenable = caller(createApp({ jobs: async () => { throw new Error("DATABASE_URL is not set"); }, env: {}, logger: { log: () => {} } }));
+    const closed = await unopenable("GET", "/api/health", { token: null });
+    expect(closed.status).toBe(503);
+    expect(closed.body.error.code).toBe("unavailable");
+  });
+
+  it("keeps an enqueue that succeeded when the onEnqueued hook throws", async () => {
+    await reset();
+    const logged: string[] = [];
+    const c = caller(createApp({
+      jobs,
+      env: { JOBS_API_TOKEN: API_TOKENS },
+      onEnqueued: () => { throw new Error("kick failed"); },
+      logger: { log: (_level, msg) => void logged.push(msg) },
+    }));
+    expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } })).status).toBe(201);
+    expect(await count()).toBe(1);
+    expect(logged).toEqual(["onEnqueued hook failed"]);
+  });
+
+  it("refuses a bad JOBS_MAX_BODY_BYTES when the app is created", () => {
+    expect(() => createApp({ jobs, env: { JOBS_MAX_BODY_BYTES: "1MB" } })).toThrow(/JOBS_MAX_BODY_BYTES must be a positive integer/);
+  });
+
+  it("takes the tick options from a function of the request", async () => {
+    let asked = 0;
+    const c = caller(createApp({ jobs, env: { CRON_SECRET }, tickOptions: () => (asked++, { budgetMs: 1_000, concurrency: 1 }) }));
+    expect((await c("GET", "/api/tick", { token: CRON_SECRET })).status).toBe(200);
+    expect(asked).toBe(1);
+  });
+});

@@ -1,0 +1,84 @@
+// How a tick stops: on its caller's signal, on a failed statement, at the claim cutoff; and rows another transaction holds.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type Db, defineJob } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("tick_stops");
+
+// Each test has its own tables (h.isolated), so rows from other tests never interfere.
+type J = { tables: { queue: string; deadLetters: string } };
+const queueRow = async (j: J, id: string) => (await h.rows(`SELECT * FROM ${j.tables.queue} WHERE id = $1`, [id]))[0];
+
+describe("tick stops", () => {
+  it("stops claiming when the caller's signal aborts, requeueing what runs", async () => {
+    const wait = defineJob({ name: "wait-signal", schema: z.object({}), handler: () => sleep(1_000) });
+    const jobs = await h.isolated([wait]);
+    const { id } = await jobs.enqueue("wait-signal", {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const report = await jobs.tick({ budgetMs: 30_000, signal: controller.signal });
+    expect(report).toMatchObject({ claimed: 1, requeued: 1, requeuedIds: [id] });
+  });
+
+  it("when a statement fails mid-tick, still settles what finished and requeues what runs, then throws", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
+    const held = defineJob({ name: "held", schema: z.object({}), handler: () => gate });
+    let statements = 0;
+    // Fault injection in front of the real server: the third statement fails as a dropped connection would.
+    const flaky: Db = {
+      query: <R,>(text: string, params?: readonly unknown[]) =>
+        ++statements === 3 ? Promise.reject(new Error("connection reset")) : h.db.query<R>(text, params),
+    };
+    const setup = await h.isolated([quick, held]);
+    const jobs = h.make([quick, held], { tablePrefix: setup.settings.tablePrefix }, flaky);
+    const { id: heldId } = await jobs.enqueue("held", {}, { priority: 1 });
+    await jobs.enqueueMany([{ job: "quick", payload: {} }, { job: "quick", payload: {} }]);
+    statements = 0;
+    await expect(jobs.tick({ budgetMs: 20_000, concurrency: 3, batchSize: 1 })).rejects.toThrow("connection reset");
+    open();
+    // Statement 1 claims "held"; the next ones claim the quick jobs; the third fails. The final
+    // statement still writes what finished and requeues what runs: nothing is left running or lost.
+    const left = await h.rows<{ id: string; job_name: string; status: string; attempt: number }>(
+      `SELECT id, job_name, status, attempt FROM ${jobs.tables.queue} ORDER BY job_name, attempt`);
+    expect(left.filter((r) => r.status === "running")).toEqual([]);
+    expect(left[0]).toEqual({ id: heldId, job_name: "held", status: "queued", attempt: 1 });
+    const [done] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics} WHERE job_name = 'quick'`);
+    expect(done!.n + left.filter((r) => r.job_name === "quick").length).toBe(2);
+    // The held run finishes late: its write is refused by the fence.
+    await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === heldId && e.late === true)).toBe(true);
+    expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
+  });
+
+  it("skips a due row another transaction has locked instead of waiting for it (FOR UPDATE SKIP LOCKED)", async () => {
+    const work = defineJob({ name: "lockable", schema: z.object({ n: z.number() }), handler: () => {} });
+    const jobs = await h.isolated([work]);
+    const { id: locked } = await jobs.enqueue("lockable", { n: 0 }, { priority: 10 });
+    await jobs.enqueueMany([1, 2, 3].map((n) => ({ job: "lockable" as const, payload: { n } })));
+    const holder = await h.main.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT id FROM ${jobs.tables.queue} WHERE id = $1 FOR UPDATE`, [locked]);
+      // With a plain FOR UPDATE the claim would wait here until the holder lets go (after the tick).
+      const report = await jobs.tick({ budgetMs: 5_000 });
+      expect(report).toMatchObject({ claimed: 3, succeeded: 3 });
+      expect(await queueRow(jobs, locked)).toMatchObject({ status: "queued", attempt: 0 });
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+  });
+
+  it("stops claiming at the claim cutoff: a run is never started only to be requeued", async () => {
+    const step = defineJob({ name: "step-600", schema: z.object({ n: z.number() }), handler: () => sleep(600) });
+    const jobs = await h.isolated([step]);
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "step-600" as const, payload: { n } })));
+    // One at a time, 600 ms each, claims at about 0, 600 and 1200 ms; at 1800 ms the cutoff (1500) has passed.
+    // Without the cutoff it would claim at 1800 and 2400 and requeue the last one at the 3000 ms deadline.
+    const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 1 });
+    expect(report).toMatchObject({ claimed: 3, succeeded: 3, requeued: 0 });
+    expect(report.durationMs).toBeLessThan(3_000);
+  });
+});

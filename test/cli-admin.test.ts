@@ -1,0 +1,166 @@
+// The operator CLI's admin commands against a real PostgreSQL: dead letters, runs, schedules
+// and stats, their output, exit codes and error paths.
+import { describe, expect, it } from "vitest";
+import { EXIT } from "../src/exit-codes.js";
+import { cliFixture, expectOneLineError, json } from "./support/cli-fixture.js";
+
+const { fresh, withoutModule } = await cliFixture("cli_admin");
+
+/** Makes dead letters of sync-inventory (it always fails) with one attempt each. */
+const deadLetters = async (cli: Awaited<ReturnType<typeof fresh>>["cli"], skus: string[], extra: string[] = []) => {
+  const ids: string[] = [];
+  for (const sku of skus) {
+    const r = await cli(["enqueue", "sync-inventory", JSON.stringify({ sku }), "--max-attempts", "1", "--json", ...extra]);
+    expect(r.code).toBe(0);
+    ids.push(json<{ id: string }>(r).id);
+  }
+  const tick = await cli(["tick", "--json"]);
+  expect(json<{ deadLettered: number }>(tick).deadLettered).toBe(skus.length);
+  return ids;
+};
+
+describe("dead-letters", () => {
+  it("lists and shows dead letters, and says when one does not exist", async () => {
+    const { cli } = await fresh();
+    expect((await cli(["dead-letters", "list"])).stdout).toBe("no dead letters\n");
+    const [a, b] = await deadLetters(cli, ["SKU-1", "SKU-2"]);
+    const list = await cli(["dead-letters", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout.split("\n")[0]).toMatch(/^id\s+job\s+reason\s+attempts\s+dead at\s+payload\s+last error$/);
+    expect(list.stdout).toContain(a);
+    // Each row shows the start of its payload; `show` prints it whole.
+    expect(list.stdout).toMatch(new RegExp(`${b}\\s+sync-inventory\\s+exhausted\\s+1/1\\s+\\S+\\s+\\{"sku": "SKU-2"\\}`));
+    const page = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["dead-letters", "list", "--limit", "1", "--json"]));
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({ payloadPreview: expect.stringMatching(/^\{"sku": "SKU-[12]"\}$/), payloadBytes: 16, payloadTruncated: false });
+    expect(page.items[0]).not.toHaveProperty("payload");
+    expect(page.nextCursor).not.toBeNull();
+    const next = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["dead-letters", "list", "--limit", "1", "--cursor", page.nextCursor!, "--json"]));
+    expect([page.items[0]!.id, next.items[0]!.id].sort()).toEqual([a, b].sort());
+    expect((await cli(["dead-letters", "list", "--job", "send-welcome", "--json"])).stdout).toContain('"items": []');
+
+    const show = await cli(["dead-letters", "show", a!]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`id:              ${a}`);
+    expect(show.stdout).toContain("last error:      inventory service answered 503 for SKU-1");
+    expect(show.stdout).toContain('"sku": "SKU-1"');
+    expect(json(await cli(["dead-letters", "show", a!, "--json"]))).toMatchObject({ id: a, job: "sync-inventory", reason: "exhausted", payload: { sku: "SKU-1" } });
+
+    expectOneLineError(await cli(["dead-letters", "show", "00000000-0000-4000-8000-000000000000"]), EXIT.notFound, /no dead letter with id 00000000-0000-4000-8000-000000000000/);
+    expectOneLineError(await cli(["dead-letters", "show", "not-an-id"]), EXIT.notFound, /no dead letter with id not-an-id/);
+    expectOneLineError(await cli(["dead-letters", "list", "--cursor", "garbage!"]), EXIT.rejected, /cursor is not one this API returned/);
+  });
+
+  it("replays one, with an edited payload, in bulk, and refuses conflicts", async () => {
+    const { cli, rows } = await fresh();
+    const [a, b, c, d] = await deadLetters(cli, ["SKU-1", "SKU-2", "SKU-3", "SKU-4"]);
+    const one = await cli(["dead-letters", "replay", a!]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toBe(`replayed ${a}\n`);
+    expect(await rows(`SELECT status, attempt FROM {p}queue WHERE id = $1`, [a])).toEqual([{ status: "queued", attempt: 0 }]);
+    expectOneLineError(await cli(["dead-letters", "replay", a!]), EXIT.notFound, new RegExp(`no dead letter with id ${a}`));
+
+    expectOneLineError(await cli(["dead-letters", "replay", b!, "--payload", '{"sku":7}']), EXIT.rejected, /payload for sync-inventory does not match its schema: sku: /);
+    expectOneLineError(await cli(["dead-letters", "replay", b!, "--payload", "{sku"]), EXIT.usage, /--payload is not valid JSON/);
+    expect(await rows(`SELECT 1 FROM {p}dead_letters WHERE id = $1`, [b])).toHaveLength(1);
+    const edited = await cli(["dead-letters", "replay", b!, "--payload", '{"sku":"SKU-2b"}']);
+    expect(edited.stdout).toBe(`replayed ${b} with the edited payload\n`);
+    expect(await rows(`SELECT payload FROM {p}queue WHERE id = $1`, [b])).toEqual([{ payload: { sku: "SKU-2b" } }]);
+
+    const bulk = await cli(["dead-letters", "replay", c!, "00000000-0000-4000-8000-000000000000", "--json"]);
+    expect(bulk.code).toBe(EXIT.notFound);
+    expect(json(bulk)).toEqual({ replayed: [c], skipped: [{ id: "00000000-0000-4000-8000-000000000000", reason: "not_found" }], remaining: 0 });
+    const byJob = await cli(["dead-letters", "replay", "--job", "sync-inventory"]);
+    expect(byJob.code).toBe(0);
+    expect(byJob.stdout).toBe("replayed 1 dead letter\n");
+    expect(await rows(`SELECT id FROM {p}queue WHERE id = $1`, [d])).toHaveLength(1);
+
+    expectOneLineError(await cli(["dead-letters", "replay"]), EXIT.usage, /give at least one dead letter id, or --job NAME/);
+    expectOneLineError(await cli(["dead-letters", "replay", a!, "--job", "x"]), EXIT.usage, /ids or --job, not both/);
+  });
+
+  it("refuses a replay while a live job holds the idempotency key (exit 5), then discards", async () => {
+    const { cli, rows } = await fresh();
+    const [dead] = await deadLetters(cli, ["SKU-7"], ["--key", "sku-7"]);
+    const live = await cli(["enqueue", "sync-inventory", '{"sku":"SKU-7"}', "--key", "sku-7"]);
+    expect(live.code).toBe(0);
+    expectOneLineError(await cli(["dead-letters", "replay", dead!]), EXIT.conflict, /a queued or running job already has its id or idempotency key/);
+    expect(await rows(`SELECT 1 FROM {p}dead_letters WHERE id = $1`, [dead])).toHaveLength(1);
+
+    const discard = await cli(["dead-letters", "discard", dead!]);
+    expect(discard).toEqual({ code: 0, stdout: `discarded ${dead}\n`, stderr: "" });
+    expect(await rows(`SELECT 1 FROM {p}dead_letters`)).toHaveLength(0);
+    const again = await cli(["dead-letters", "discard", dead!]);
+    expectOneLineError(again, EXIT.notFound, new RegExp(`no dead letter with id ${dead}`));
+    expectOneLineError(await cli(["dead-letters", "discard"]), EXIT.usage, /missing argument/);
+  });
+});
+
+describe("runs", () => {
+  it("lists the run history with filters and shows one run whole; a bad filter or an unknown run is one line", async () => {
+    const { cli } = await fresh();
+    const [id] = await deadLetters(cli, ["SKU-9"], ["--correlation-id", "restock-9"]);
+    const list = await cli(["runs", "list", "--correlation-id", "restock-9"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/run\s+job\s+job id\s+attempt\s+outcome/);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain("dead_lettered");
+    const page = json<{ items: Array<{ id: string; jobId: string }> }>(await cli(["runs", "list", "--job-id", id!, "--json"]));
+    expect(page.items).toHaveLength(1);
+    const show = await cli(["runs", "show", page.items[0]!.id]);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain(`job:             sync-inventory (${id})`);
+    expect(show.stdout).toMatch(/stack:\n.*Error/);
+    expect((await cli(["runs", "list", "--outcome", "succeeded", "--correlation-id", "restock-9"])).stdout).toContain("no runs");
+    expectOneLineError(await cli(["runs", "list", "--outcome", "won"]), EXIT.usage, /--outcome must be one of/);
+    expectOneLineError(await cli(["runs", "list", "--since", "yesterday"]), EXIT.rejected, /since must be an ISO 8601 time/);
+    expectOneLineError(await cli(["runs", "show", "123456789"]), EXIT.notFound, /no run with id 123456789/);
+  });
+});
+
+describe("schedules", () => {
+  it("lists, pauses, resumes and runs the module's schedules", async () => {
+    const { cli, rows } = await fresh();
+    const list = await cli(["schedules", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/tokyo-digest\s+active\s+tokyo-digest\s+\* \* \* \* \*\s+Asia\/Tokyo/);
+    const next = json<Array<{ name: string; nextRuns: string[] }>>(await cli(["schedules", "list", "--next", "3", "--json"]));
+    expect(next[0]!.nextRuns).toHaveLength(3);
+
+    const paused = await cli(["schedules", "pause", "tokyo-digest"]);
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toContain("tokyo-digest: paused, every minute (Asia/Tokyo)");
+    expect(await rows(`SELECT paused FROM {p}schedules WHERE name = 'tokyo-digest'`)).toEqual([{ paused: true }]);
+    const resumed = json<{ paused: boolean; nextRuns: string[] }>(await cli(["schedules", "resume", "tokyo-digest", "--json"]));
+    expect(resumed.paused).toBe(false);
+    expect(resumed.nextRuns.length).toBeGreaterThan(0);
+
+    const run = await cli(["schedules", "run", "tokyo-digest"]);
+    expect(run.code).toBe(0);
+    const id = /^([0-9a-f-]{36}) enqueued by schedule tokyo-digest, due now\n$/.exec(run.stdout)?.[1];
+    expect(await rows(`SELECT job_name, payload FROM {p}queue WHERE id = $1`, [id])).toEqual([{ job_name: "tokyo-digest", payload: { edition: "minutely" } }]);
+
+    expectOneLineError(await cli(["schedules", "pause", "nightly"]), EXIT.notFound, /no schedule named "nightly" is defined/);
+    expectOneLineError(await cli(["schedules", "run"]), EXIT.usage, /missing argument; usage: pgtick schedules run <name>/);
+    expectOneLineError(await withoutModule(["schedules", "list"]), EXIT.config, /schedules list needs your job definitions/);
+  });
+});
+
+describe("stats", () => {
+  it("shows depth, dead letters and the last tick", async () => {
+    const { cli } = await fresh();
+    const empty = await cli(["stats"]);
+    expect(empty.stdout).toContain("no jobs queued, no dead letters, nothing ran in the last hour");
+    expect(empty.stdout).toContain("last tick: never");
+    await deadLetters(cli, ["SKU-1"]);
+    await cli(["enqueue", "send-reminder", '{"email":"ada@example.com","about":"x"}', "--delay", "1h"]);
+    const stats = await cli(["stats"]);
+    expect(stats.code).toBe(0);
+    expect(stats.stdout).toMatch(/send-reminder\s+1\s+0\s+-\s+0/);
+    expect(stats.stdout).toMatch(/sync-inventory\s+0\s+0\s+-\s+1\s+0\s+1/);
+    expect(stats.stdout).toMatch(/last tick: \d{4}-/);
+    const s = json<{ queue: Array<{ job: string; count: number }>; deadLetters: Array<{ job: string; count: number }> }>(await cli(["stats", "--json"]));
+    expect(s.queue).toEqual([expect.objectContaining({ job: "send-reminder", status: "queued", count: 1 })]);
+    expect(s.deadLetters).toEqual([expect.objectContaining({ job: "sync-inventory", count: 1 })]);
+  });
+});

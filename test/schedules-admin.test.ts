@@ -1,0 +1,78 @@
+// The schedules' admin calls against the real server: pause (kept across a sync), resume from
+// now, run-now, listing with next occurrences, and unknown names.
+import { describe, expect, it } from "vitest";
+import { JobsError } from "../src/index.js";
+import { hourly, MIN, schedulesFixture, tickThrough } from "./support/schedules-fixture.js";
+
+const { h, world } = await schedulesFixture("schedules_admin");
+
+describe("pause, resume, run now", () => {
+  it("a paused schedule enqueues nothing, stays paused across a sync, and resumes from now", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("p"), hourly("other")]);
+    await jobs.tick({ budgetMs: 5_000 });
+    const paused = await jobs.schedules.pause("p");
+    expect(paused).toMatchObject({ name: "p", paused: true, nextRuns: [] });
+    // A deploy that changes another schedule syncs the table; the pause stays.
+    const redeployed = w.make([hourly("p"), hourly("other", { cron: "30 * * * *" })]);
+    await tickThrough(redeployed, w, "2024-05-01T09:40:00Z", "2024-05-01T12:10:00Z", 10 * MIN);
+    expect(w.runs.filter((r) => r.startsWith("schedule:p:"))).toEqual([]);
+    expect(w.runs.filter((r) => r.startsWith("schedule:other:"))).toEqual(["10:30", "11:30"].map((m) => `schedule:other:2024-05-01T${m}:00.000Z`));
+    expect((await redeployed.schedules.list()).find((s) => s.name === "p")).toMatchObject({ paused: true, nextRuns: [] });
+    // Resumed at 12:10: the occurrences passed while paused are not run; 13:00 is next.
+    const resumed = await redeployed.schedules.resume("p");
+    expect(resumed).toMatchObject({ paused: false, nextRuns: expect.arrayContaining(["2024-05-01T13:00:00.000Z"]) });
+    expect(resumed.nextRuns[0]).toBe("2024-05-01T13:00:00.000Z");
+    await tickThrough(redeployed, w, "2024-05-01T12:20:00Z", "2024-05-01T13:00:30Z", 20 * MIN);
+    expect(w.runs.filter((r) => r.startsWith("schedule:p:"))).toEqual(["schedule:p:2024-05-01T13:00:00.000Z"]);
+  });
+
+  it("pause works before any tick synced the schedule", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("early")]);
+    expect(await jobs.schedules.pause("early")).toMatchObject({ paused: true });
+    await tickThrough(jobs, w, "2024-05-01T09:31:00Z", "2024-05-01T10:01:00Z", 10 * MIN);
+    expect(w.runs).toEqual([]);
+  });
+
+  it("run-now enqueues one job at once, even while paused, and leaves the occurrences alone", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("r")]);
+    await jobs.tick({ budgetMs: 5_000 });
+    await jobs.schedules.pause("r");
+    const { id } = await jobs.schedules.run("r");
+    const [job] = await h.rows(`SELECT id::text, job_name, payload, correlation_id, idempotency_key, run_at <= now() AS due FROM ${w.t.queue}`);
+    expect(job).toEqual({
+      id, job_name: "report", payload: { kind: "r" }, due: true,
+      correlation_id: "schedule:r:manual:2024-05-01T09:30:00.000Z", idempotency_key: "schedule:r:manual:2024-05-01T09:30:00.000Z",
+    });
+    const [info] = await jobs.schedules.list();
+    expect(info).toMatchObject({ lastJobId: id, paused: true, nextRuns: [] });
+    expect(info!.lastEnqueuedAt).not.toBeNull();
+    await jobs.tick({ budgetMs: 5_000 });
+    expect(w.runs).toEqual(["schedule:r:manual:2024-05-01T09:30:00.000Z"]);
+  });
+
+  it("unknown names are not_found; list validates `next`", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("x")]);
+    for (const call of [() => jobs.schedules.pause("nope"), () => jobs.schedules.resume("nope"), () => jobs.schedules.run("nope")]) {
+      await expect(call()).rejects.toMatchObject({ name: "JobsError", code: "not_found" });
+    }
+    await expect(jobs.schedules.list({ next: -1 })).rejects.toBeInstanceOf(JobsError);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.schedules}`)).toEqual([{ n: 0 }]);
+  });
+
+  it("lists definitions with their next occurrences, description and last job", async () => {
+    const w = await world("2024-03-10T05:30:00Z");
+    const jobs = w.make([hourly("ny", { timezone: "America/New_York", missed: { catchUp: 3 } })]);
+    const before = await jobs.schedules.list({ next: 3 });
+    expect(before).toEqual([{
+      name: "ny", cron: "0 * * * *", timezone: "America/New_York", job: "report", payload: { kind: "ny" },
+      missed: { catchUp: 3 }, paused: false,
+      nextRuns: ["2024-03-10T06:00:00.000Z", "2024-03-10T07:00:00.000Z", "2024-03-10T08:00:00.000Z"],
+      lastEnqueuedAt: null, lastJobId: null, lastOccurrenceAt: null,
+      description: "every hour at minute 0 (America/New_York)",
+    }]);
+  });
+});

@@ -1,0 +1,64 @@
+// Defining a schedule, without a database: what defineSchedule and createJobs refuse (naming the
+// schedule), descriptions in words, and the defaults.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createJobs, defineJob, defineSchedule, fromPg, JobsError, type PgLike } from "../src/index.js";
+
+const at = (iso: string) => Date.parse(iso);
+const isos = (xs: number[]) => xs.map((x) => new Date(x).toISOString());
+
+describe("validation", () => {
+  const code = (f: () => unknown) => {
+    try {
+      f();
+    } catch (e) {
+      expect(e).toBeInstanceOf(JobsError);
+      return { code: (e as JobsError).code, message: (e as JobsError).message, details: (e as JobsError).details };
+    }
+    throw new Error("expected a JobsError");
+  };
+
+  it("rejects a bad cron, an unknown zone and a bad missed policy, naming the schedule", () => {
+    const base = { name: "nightly", job: "j", payload: {} };
+    expect(code(() => defineSchedule({ ...base, cron: "61 * * * *" }))).toMatchObject({ code: "invalid_schedule", message: expect.stringContaining('"nightly"') });
+    expect(code(() => defineSchedule({ ...base, cron: "0 0 30 2 *" })).message).toMatch(/nightly.*invalid cron/);
+    expect(code(() => defineSchedule({ ...base, cron: "0 3 * * *", timezone: "Mars/Olympus" }))).toMatchObject({
+      code: "invalid_schedule",
+      details: { schedule: "nightly", field: "timezone" },
+    });
+    expect(code(() => defineSchedule({ ...base, cron: "0 3 * * *", missed: { catchUp: 0 } })).details).toMatchObject({ field: "missed" });
+    expect(code(() => defineSchedule({ ...base, name: "bad name!", cron: "0 3 * * *" })).code).toBe("invalid_schedule");
+  });
+
+  it("rejects at createJobs a payload the job's schema refuses, an unknown job, and a duplicate name", () => {
+    const job = defineJob({ name: "mail", schema: z.object({ to: z.string().email() }), handler: () => {} });
+    const db = fromPg({ query: async () => ({ rows: [], rowCount: 0 }) } satisfies PgLike);
+    const bad = code(() => createJobs({ db, jobs: [job], schedules: [defineSchedule({ name: "digest", cron: "0 8 * * *", job: "mail", payload: { to: "nope" } })] }));
+    expect(bad).toMatchObject({ code: "invalid_schedule", details: { schedule: "digest", cause: "invalid_payload" } });
+    expect(bad.message).toContain('"digest"');
+    expect(code(() => createJobs({ db, jobs: [job], schedules: [{ name: "x", cron: "0 8 * * *", job: "nope", payload: {} }] }))).toMatchObject({
+      code: "invalid_schedule",
+      details: { schedule: "x", cause: "unknown_job" },
+    });
+    const s = defineSchedule({ name: "x", cron: "0 8 * * *", job: "mail", payload: { to: "a@b.co" } });
+    expect(code(() => createJobs({ db, jobs: [job], schedules: [s, s] })).message).toContain("defined twice");
+  });
+
+  it("describes common expressions in words, with the zone", () => {
+    const d = (cron: string, timezone = "America/New_York") => defineSchedule({ name: "d", cron, timezone, job: "j", payload: {} }).description;
+    expect(d("0 * * * *")).toBe("every hour at minute 0 (America/New_York)");
+    expect(d("*/15 * * * *", "UTC")).toBe("every 15 minutes (UTC)");
+    expect(d("30 9 * * 1-5", "Europe/London")).toBe("at 09:30 on weekdays (Europe/London)");
+    expect(d("0 9,17 * * *")).toBe("every day at 09:00 and 17:00 (America/New_York)");
+    expect(d("0 0 L * *")).toBe('cron "0 0 L * *" (America/New_York)');
+  });
+
+  it("defaults the zone to UTC and the missed policy to skip", () => {
+    const s = defineSchedule({ name: "d", cron: "@daily", job: "j", payload: {} });
+    expect({ timezone: s.timezone, missed: s.missed, next: isos([s.rule.nextAfter(at("2024-01-01T12:00:00Z"))]) }).toEqual({
+      timezone: "UTC",
+      missed: "skip",
+      next: ["2024-01-02T00:00:00.000Z"],
+    });
+  });
+});

@@ -6,7 +6,7 @@ import { buildWorker, type WorkerBuild } from "../../scripts/build-worker.js";
 
 let built: Promise<WorkerBuild> | undefined;
 
-/** Builds the worker once per test file that asks (only test/deploy-adapters.test.ts does). */
+/** Builds the worker once per test file that asks (only test/deploy-adapters-cloudflare.test.ts does: the build goes to one fixed folder). */
 export const workerBuild = (): Promise<WorkerBuild> => (built ??= buildWorker());
 
 export interface RunningWorker {

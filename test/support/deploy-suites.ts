@@ -1,141 +1,14 @@
-// One suite, two platforms: the Vercel functions (served over real HTTP in Node, as
-// Vercel's front end would) and the Cloudflare worker (the wrangler bundle in
-// Miniflare) pass the same checks against the real PostgreSQL.
-import { readFileSync } from "node:fs";
-import { neonConfig } from "@neondatabase/serverless";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import ws from "ws";
-import { jobs as exampleJobs, setup } from "../functions/jobs.js";
-import { DEADLINE_ERROR } from "../src/store/tick/requeue.js";
-import { type Harness, harness, sleep } from "./support/harness.js";
-import { startWorker, workerBuild } from "./support/miniflare.js";
-import { type Served, serveFetch, startNeonHttp } from "./support/neon-http.js";
-import { startWsProxy, type WsProxy } from "./support/ws-proxy.js";
+// The deploy adapter suites, run on each platform by its own test file: the same checks of
+// health, auth, validation, the cron tick, the kick and fan-out, against the real PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobs as exampleJobs, setup } from "../../functions/jobs.js";
+import { DEADLINE_ERROR } from "../../src/store/tick/requeue.js";
+import { type Deployment, type Platform, TOKEN } from "./deploy-fixture.js";
+import { harness, sleep } from "./harness.js";
 
-const TOKEN = "test-api-token";
-const SECRET = "test-cron-secret";
-
-/** A deployment as its users reach it: HTTP in, the platform's cron, its database. */
-interface Deployment {
-  request(path: string, init?: RequestInit): Promise<Response>;
-  /** Fires the platform's minute cron and resolves when that tick is over. */
-  cron(): Promise<void>;
-  /** Resolves when work kept alive past responses (waitUntil) is done. */
-  settle(): Promise<void>;
-  close(): Promise<void>;
-}
-
-interface Options {
-  readonly kick: boolean;
-  /** How request handlers reach Neon: `neon()` over HTTP, or a Pool opened and closed per request. */
-  readonly transport: "http" | "ws";
-  /** More settings for this deployment. */
-  readonly extra?: Record<string, string>;
-}
-
-type Platform = (h: Harness, options: Options) => Promise<Deployment>;
-
-// The Edge runtime has a global WebSocket; Node 20 does not.
-neonConfig.webSocketConstructor = ws;
-
-let neonHttp: Awaited<ReturnType<typeof startNeonHttp>>;
-let proxy: WsProxy;
-beforeAll(async () => {
-  neonHttp = await startNeonHttp();
-  proxy = await startWsProxy();
-});
-afterAll(async () => {
-  await neonHttp?.close();
-  await proxy?.close();
-});
-
-const deploymentEnv = (h: Harness, { kick, transport, extra }: Options): Record<string, string> => ({
-  DATABASE_URL: h.url,
-  NEON_LOCAL_HTTP: neonHttp.endpoint,
-  NEON_LOCAL_WSPROXY: `127.0.0.1:${proxy.port}`,
-  JOBS_API_TOKEN: TOKEN,
-  CRON_SECRET: SECRET,
-  // A 2 s budget, so a job that outlives it is cut short quickly.
-  JOBS_PLATFORM_LIMIT: "3s",
-  JOBS_SAFETY_MARGIN: "1s",
-  JOBS_KICK: kick ? "on" : "off",
-  JOBS_NEON_TRANSPORT: transport,
-  ...extra,
-});
-
-// Vercel's runtime hands `waitUntil` to @vercel/functions through this global; here it collects the promises.
-const pendingWork = new Set<Promise<unknown>>();
-(globalThis as Record<symbol, unknown>)[Symbol.for("@vercel/request-context")] = {
-  get: () => ({
-    waitUntil: (p: Promise<unknown>) => {
-      const tracked: Promise<unknown> = p.finally(() => pendingWork.delete(tracked));
-      pendingWork.add(tracked);
-    },
-  }),
-};
-
-const vercel: Platform = async (h, options) => {
-  // The functions read process.env; what this sets is put back when the deployment closes.
-  const saved = { ...process.env };
-  Object.assign(process.env, deploymentEnv(h, options));
-  vi.resetModules();
-  // The modules api/ re-exports, loaded fresh so they read this environment.
-  const tick = await import("../functions/vercel/tick.js");
-  const api = (await import("../functions/vercel/api.js")).default;
-  // vercel.json's routing: /api/tick is its own function, everything else rewrites to /api.
-  const served: Served = await serveFetch((request) => {
-    if (new URL(request.url).pathname === "/api/tick") return request.method === "POST" ? tick.POST(request) : tick.GET(request);
-    return api(request);
-  });
-  // The kick's target comes from the environment (on Vercel: VERCEL_URL), never from a request's Host.
-  process.env.JOBS_KICK_URL = new URL("/api/tick", served.origin).toString();
-  const request = (path: string, init?: RequestInit) => fetch(new URL(path, served.origin), init);
-  return {
-    request,
-    async cron() {
-      // What Vercel Cron sends.
-      const response = await request("/api/tick", { headers: { authorization: `Bearer ${SECRET}` } });
-      expect(response.status).toBe(200);
-    },
-    async settle() {
-      while (pendingWork.size > 0) await Promise.allSettled([...pendingWork]);
-    },
-    async close() {
-      await served.close();
-      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-      Object.assign(process.env, saved);
-    },
-  };
-};
-
-const cloudflare: Platform = async (h, options) => {
-  const worker = await startWorker(deploymentEnv(h, options));
-  return {
-    request: (path, init) => worker.fetch(path, init),
-    cron: () => worker.scheduled(),
-    async settle() {
-      // Miniflare does not expose fetch's waitUntil: wait until nothing runs, no tick holds a slot,
-      // and no tick has started or finished for a while (three quiet looks in a row).
-      let quiet = 0;
-      let last: string | null = null;
-      while (quiet < 3) {
-        const [row] = await h.rows<{ busy: number; latest: string | null }>(
-          `SELECT (SELECT count(*)::int FROM jobs_queue WHERE status = 'running')
-                + (SELECT count(*)::int FROM jobs_ticks WHERE expires_at > now() AND NOT reserved) AS busy,
-                  (SELECT max(greatest(started_at, finished_at))::text FROM jobs_ticks) AS latest`,
-        );
-        quiet = row!.busy === 0 && row!.latest === last ? quiet + 1 : 0;
-        last = row!.latest;
-        await sleep(100);
-      }
-    },
-    close: () => worker.dispose(),
-  };
-};
-
-const latencies: Record<string, number[]> = {};
-
-const adapterSuite = (name: string, platform: Platform) => {
+/** The same checks on every platform; afterwards it prints the kick's enqueue-to-start times it measured. */
+export const adapterSuite = (name: string, platform: Platform) => {
+  const latencies: number[] = [];
   describe(`${name}: the shared adapter suite`, async () => {
     const h = await harness(`deploy_${name}`);
     await setup(h.db);
@@ -214,7 +87,7 @@ const adapterSuite = (name: string, platform: Platform) => {
           started = row?.at;
           if (!started) await sleep(10);
         }
-        (latencies[name] ??= []).push(started.getTime() - sent);
+        latencies.push(started.getTime() - sent);
         await d.settle();
       }
       expect(await h.rows("SELECT note FROM example_events WHERE note LIKE 'kick%' ORDER BY at")).toEqual([0, 1, 2, 3, 4].map((i) => ({ note: `kick ${i}` })));
@@ -254,6 +127,11 @@ const adapterSuite = (name: string, platform: Platform) => {
       expect(await h.rows("SELECT * FROM jobs_queue")).toEqual([]);
     });
   });
+
+  afterAll(() => {
+    // The benchmark of record is the README's; this prints what this run saw.
+    if (latencies.length > 0) console.log(`enqueue-to-start with the kick, ${name}: ${latencies.join(", ")} ms`);
+  });
 };
 
 /**
@@ -261,7 +139,7 @@ const adapterSuite = (name: string, platform: Platform) => {
  * backlog larger than one tick can take in its budget, with more than one tick at once (each a
  * separate invocation), never more than JOBS_MAX_TICKS, and the deployment is idle afterwards.
  */
-const fleetSuite = (name: string, platform: Platform) => {
+export const fleetSuite = (name: string, platform: Platform) => {
   describe(`${name}: fan-out and continuation`, async () => {
     const h = await harness(`deploy_${name}_fleet`);
     await setup(h.db);
@@ -311,25 +189,3 @@ const fleetSuite = (name: string, platform: Platform) => {
     }, 90_000);
   });
 };
-
-describe("the worker bundle", () => {
-  it("is what wrangler uploads, and stays under the 150,000-byte gzip goal (the README gives the measured size)", async () => {
-    const build = await workerBuild();
-    console.log(`worker bundle: ${build.bytes} bytes, gzip ${build.gzipBytes} bytes`);
-    expect(build.gzipBytes).toBeLessThan(150_000);
-    // Migrations run from Node before a deploy: their SQL is not shipped in the Worker.
-    const code = readFileSync(build.scriptPath, "utf8");
-    expect(code).not.toContain("CREATE TABLE {{prefix}}queue");
-    expect(code).toContain("migrations do not run inside a Cloudflare Worker");
-  });
-});
-
-adapterSuite("vercel", vercel);
-adapterSuite("cloudflare", cloudflare);
-fleetSuite("vercel", vercel);
-fleetSuite("cloudflare", cloudflare);
-
-afterAll(() => {
-  // The benchmark of record is the README's; this prints what this run saw.
-  for (const [name, ms] of Object.entries(latencies)) console.log(`enqueue-to-start with the kick, ${name}: ${ms.join(", ")} ms`);
-});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { planStatement, type PumpState, SETTLE_WAIT_MS, settleDueAt } from "../src/tick/pump-plan.js";
+import { pipelineMinFor, planStatement, type PumpState, SETTLE_WAIT_MS, settleDueAt } from "../src/tick/pump-plan.js";
 
 // A tick at concurrency 32 with two connections: a second statement needs 8, a batch of 128 goes at once.
 const at = (over: Partial<PumpState>): PumpState => ({
@@ -44,5 +44,15 @@ describe("what a tick sends next", () => {
     expect(planStatement(at({ pending: 2, inflight: 1, want: 3 }))).toBeUndefined();
     expect(planStatement(at({ want: 7, inflight: 1 }))).toBeUndefined();
     expect(planStatement(at({ want: 8, inflight: 1 }))).toEqual({ settle: false, claim: 8 });
+  });
+
+  it("beside a claim in flight, claims a quarter of the slots, or half of them when claims go through the admission", () => {
+    const beside = (admitted: boolean, want: number) => planStatement(at({ inflight: 1, claiming: 32 - want, want, pipelineMin: pipelineMinFor(32, admitted) }));
+    expect(beside(false, 8)).toEqual({ settle: false, claim: 8 });
+    expect(beside(true, 8)).toBeUndefined();
+    expect(beside(true, 15)).toBeUndefined();
+    expect(beside(true, 16)).toEqual({ settle: false, claim: 16 });
+    // Never more than the slots, never less than one.
+    expect([pipelineMinFor(1, true), pipelineMinFor(1, false), pipelineMinFor(3, true), pipelineMinFor(10, false)]).toEqual([1, 1, 2, 3]);
   });
 });

@@ -12,7 +12,7 @@ import { abandonRuns, finalInput } from "./final.js";
 import { FlowClaims } from "./flow-claims.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick, wakeable } from "./live.js";
-import { planStatement, settleDueAt } from "./pump-plan.js";
+import { pipelineMinFor, planStatement, settleDueAt } from "./pump-plan.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
@@ -43,7 +43,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const { budgetMs, concurrency, batchSize, inFlight: maxInFlight } = limits;
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch (see pump-plan.ts).
-  const pipelineMin = Math.max(1, Math.ceil(concurrency / 4));
+  const pipelineMin = pipelineMinFor(concurrency, env.flow?.enabled ?? false);
   const settleBatch = 4 * concurrency;
   const tickOwner = crypto.randomUUID();
   const flow = new FlowClaims(env.flow);

@@ -1,12 +1,15 @@
 -- The admission, fourth version: 013's, with the same signature, buckets and results (ticks of the
--- last release call it unchanged during a rolling deploy), at a lower fixed cost per claim. Limits
--- that do not bind cost about 0.1 ms less per claim of 32 (bench/profile/flow-step.ts):
+-- last release call it unchanged during a rolling deploy), at a lower fixed cost per claim: a claim
+-- of 32 under a concurrency limit that does not bind took 1.66 ms with 013's and takes 1.48 (0.99
+-- unkeyed; bench/profile/admit-rollback.ts). test/flow-admit-versions.test.ts holds the two to the
+-- same decisions.
 -- * each job's limits are read from p_limits once per call (one statement), not once per candidate
 --   row, and with at most one rate rule per job (the common case) the candidates come from a
 --   statement without per-row subqueries, ranked per key as each key's scan returns them and put
 --   in order by one sort instead of one per aggregate;
 -- * the round's key positions, the claim's last key and the instant's setting are found without
---   statements of their own.
+--   statements of their own, and buckets of concurrency limits alone are counted by a statement
+--   that leaves rate windows out.
 CREATE OR REPLACE FUNCTION {{prefix}}flow_admit(p_limits jsonb, p_want integer, p_cursor text, p_max_keys integer, p_release jsonb)
 RETURNS TABLE (job_id uuid, bucket text, next_cursor text, held integer, retry_at timestamptz)
 LANGUAGE plpgsql VOLATILE ROWS 10 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
@@ -149,8 +152,9 @@ BEGIN
     v_round := v_round + 1;
     v_cap := ceil(v_need::numeric / cardinality(v_round_keys))::int;
     IF v_r = 1 THEN
-      -- One rule at most per job: each job's limits are read from p_limits once per statement (not per
-      -- row), each key's rows are ranked as its scan returns them, and one sort orders the candidates.
+      -- One rule at most per job, looked up in the arrays read from p_limits; each key's rows ranked as
+      -- its scan returns them; one sort for all the aggregates, which read the sorted subquery in its
+      -- order (an ORDER BY in each aggregate sorted the rows again for each).
       SELECT coalesce(array_agg(c.id), '{}'), coalesce(array_agg(c.kpos), '{}'), coalesce(array_agg(c.cb), '{}'), coalesce(array_agg(c.cl), '{}'),
              array_agg(ARRAY[c.rn]), array_agg(ARRAY[c.rs]), array_agg(ARRAY[c.rl]), max(c.kpos), coalesce(bool_or(c.rn IS NOT NULL), false)
         INTO n_id, n_kpos, n_cb, n_cl, n_rn, n_rs, n_rl, n_maxk, n_rated
@@ -171,41 +175,38 @@ BEGIN
         CROSS JOIN LATERAL (SELECT j_cl[ji.i] AS cl, j_rs[ji.i] AS rs, j_span[ji.i] AS span, j_rl[ji.i] AS rl) j
         ORDER BY x.rnk, CASE WHEN x.rnk = 1 THEN 0 ELSE (x.kpos + v_spin) % greatest(cardinality(v_keys), 1) END, x.kpos) c;
     ELSE
-    SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.ord, c.kpos), '{}'),
-           coalesce(array_agg(c.cb ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.ord, c.kpos), '{}'),
-           array_agg(c.rn ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.ord, c.kpos),
-           max(c.kpos), coalesce(bool_or(c.rn[1] IS NOT NULL), false)
-      INTO n_id, n_kpos, n_cb, n_cl, n_rn, n_rs, n_rl, n_maxk, n_rated
-    FROM (
-      SELECT x.id, x.kpos, row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) AS rnk,
-             -- Each key's first row comes in key order (the keys a claim serves are those from the cursor on);
-             -- its later rows in an order rotated by a random offset, so that when the claim runs out within a
-             -- rank (its size not a multiple of its keys), which keys get the row fewer changes from claim to claim.
-             CASE WHEN row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) = 1 THEN 0
-                  ELSE (x.kpos + v_spin) % greatest(cardinality(v_keys), 1) END AS ord,
-             CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number'
-                  THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cb,
-             CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number' THEN (p_limits -> x.job_name ->> 'c')::int END AS cl,
-             r.rn, r.rs, r.rl
-      FROM unnest(v_round_keys) AS rk(kpos)
-      CROSS JOIN LATERAL (
-        SELECT q.id, q.job_name, q.priority, q.run_at, q.concurrency_key, q.rate_keys, rk.kpos
-        FROM {{prefix}}queue q
-        WHERE q.status = 'queued' AND q.flow_key = v_keys[rk.kpos] AND q.run_at <= now() AND q.id <> ALL (c_id)
-        ORDER BY q.priority DESC, q.run_at, q.id
-        LIMIT v_cap
-        FOR UPDATE OF q SKIP LOCKED) x
-      CROSS JOIN LATERAL (SELECT CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'r') = 'array' THEN p_limits -> x.job_name -> 'r' END AS rules) rr
-      -- A candidate's rate buckets, periods and limits, one per rule (NULL past the job's own rules): plain
-      -- expressions when no job has more than one rule, a subquery per column otherwise.
-      CROSS JOIN LATERAL (SELECT
-          CASE WHEN v_r = 1 THEN ARRAY['r:' || (rr.rules -> 0 ->> 's') || ':' || coalesce(x.rate_keys ->> (rr.rules -> 0 ->> 's'), '')]
-               ELSE ARRAY(SELECT 'r:' || (rr.rules -> g ->> 's') || ':' || coalesce(x.rate_keys ->> (rr.rules -> g ->> 's'), '')
-                          FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rn,
-          CASE WHEN v_r = 1 THEN ARRAY[(rr.rules -> 0 ->> 'p')::bigint + (rr.rules -> 0 ->> 'pad')::bigint]
-               ELSE ARRAY(SELECT (rr.rules -> g ->> 'p')::bigint + (rr.rules -> g ->> 'pad')::bigint FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rs,
-          CASE WHEN v_r = 1 THEN ARRAY[(rr.rules -> 0 ->> 'l')::int]
-               ELSE ARRAY(SELECT (rr.rules -> g ->> 'l')::int FROM generate_series(0, v_r - 1) g ORDER BY g) END AS rl) r) c;
+      -- Jobs of several rate rules: each candidate's rules padded to the widest.
+      SELECT coalesce(array_agg(c.id ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.kpos ORDER BY c.rnk, c.ord, c.kpos), '{}'),
+             coalesce(array_agg(c.cb ORDER BY c.rnk, c.ord, c.kpos), '{}'), coalesce(array_agg(c.cl ORDER BY c.rnk, c.ord, c.kpos), '{}'),
+             array_agg(c.rn ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rs ORDER BY c.rnk, c.ord, c.kpos), array_agg(c.rl ORDER BY c.rnk, c.ord, c.kpos),
+             max(c.kpos), coalesce(bool_or(c.rn[1] IS NOT NULL), false)
+        INTO n_id, n_kpos, n_cb, n_cl, n_rn, n_rs, n_rl, n_maxk, n_rated
+      FROM (
+        SELECT x.id, x.kpos, row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) AS rnk,
+               -- Each key's first row comes in key order (the keys a claim serves are those from the cursor on);
+               -- its later rows in an order rotated by a random offset, so that when the claim runs out within a
+               -- rank (its size not a multiple of its keys), which keys get the row fewer changes from claim to claim.
+               CASE WHEN row_number() OVER (PARTITION BY x.kpos ORDER BY x.priority DESC, x.run_at, x.id) = 1 THEN 0
+                    ELSE (x.kpos + v_spin) % greatest(cardinality(v_keys), 1) END AS ord,
+               CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number'
+                    THEN 'c:' || x.job_name || ':' || coalesce(x.concurrency_key, '') END AS cb,
+               CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'c') = 'number' THEN (p_limits -> x.job_name ->> 'c')::int END AS cl,
+               r.rn, r.rs, r.rl
+        FROM unnest(v_round_keys) AS rk(kpos)
+        CROSS JOIN LATERAL (
+          SELECT q.id, q.job_name, q.priority, q.run_at, q.concurrency_key, q.rate_keys, rk.kpos
+          FROM {{prefix}}queue q
+          WHERE q.status = 'queued' AND q.flow_key = v_keys[rk.kpos] AND q.run_at <= now() AND q.id <> ALL (c_id)
+          ORDER BY q.priority DESC, q.run_at, q.id
+          LIMIT v_cap
+          FOR UPDATE OF q SKIP LOCKED) x
+        CROSS JOIN LATERAL (SELECT CASE WHEN jsonb_typeof(p_limits -> x.job_name -> 'r') = 'array' THEN p_limits -> x.job_name -> 'r' END AS rules) rr
+        -- A candidate's rate buckets, periods and limits, one per rule (NULL past the job's own rules).
+        CROSS JOIN LATERAL (SELECT
+            ARRAY(SELECT 'r:' || (rr.rules -> g ->> 's') || ':' || coalesce(x.rate_keys ->> (rr.rules -> g ->> 's'), '')
+                  FROM generate_series(0, v_r - 1) g ORDER BY g) AS rn,
+            ARRAY(SELECT (rr.rules -> g ->> 'p')::bigint + (rr.rules -> g ->> 'pad')::bigint FROM generate_series(0, v_r - 1) g ORDER BY g) AS rs,
+            ARRAY(SELECT (rr.rules -> g ->> 'l')::int FROM generate_series(0, v_r - 1) g ORDER BY g) AS rl) r) c;
     END IF;
     v_from := cardinality(c_id) + 1;
     c_id := c_id || n_id;

@@ -51,7 +51,7 @@ const measureSections = async (server: BenchServer, tag: string, o: BenchOptions
     : await measureFlow(
         server,
         tag,
-        { ...drains, rounds: o.runs, claimLevels: o.quick ? [10_000, 100_000] : [10_000, 1_000_000], claimSamples: o.quick ? 20 : 50 },
+        { ...drains, rounds: o.quick ? o.runs : o.runs + 2, claimLevels: o.quick ? [10_000, 100_000] : [10_000, 1_000_000], claimSamples: o.quick ? 20 : 50 },
         log,
       );
   let fleet: SectionResults["fleet"] = null;

@@ -106,6 +106,8 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
           lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', flow_bucket = picked.bucket,
+          -- Once a job runs, the next enqueue with its debounce key starts a new job.
+          debounce_key = NULL,
           -- The instant of the claim: the start a run shows and its rate windows count.
           updated_at = ${keyed ? ADMITTED_AT : "clock_timestamp()"}
       -- The id list as an index condition: however many rows the planner expects the admission

@@ -20,7 +20,7 @@ export const reclaimFragment: FragmentBuilder<{ limit: number }> = (t, p, { limi
       `reclaimed AS (
         UPDATE ${t.queue} q
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-            last_error = ${error}::text, updated_at = now()
+            last_error = ${error}::text, updated_at = now(), debounce_key = NULL
         FROM expired e WHERE q.id = e.id AND q.attempt < q.max_attempts
         RETURNING q.id, q.job_name, NULL::integer AS duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, started: "e.started" })})`,
       `reclaim_exhausted AS (

@@ -25,7 +25,7 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
       `requeued AS (
         UPDATE ${t.queue} q
         SET status = 'queued', run_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-            last_error = ${error}::text, updated_at = now()
+            last_error = ${error}::text, updated_at = now(), debounce_key = NULL
         FROM jsonb_to_recordset(${input}) AS s(${record})
         WHERE ${FENCE("q", "s", input)} AND q.attempt < q.max_attempts
         RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, s: "s" })})`,

@@ -11,7 +11,7 @@ export interface Retry {
   readonly history?: RunHistory;
 }
 
-/** A failed attempt with attempts left: back to queued after its backoff, lease released. */
+/** A failed attempt with attempts left: back to queued after its backoff, lease released, debounce key given up (it has run). */
 export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) => {
   const input = p.json(
     items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error), ...historyFields(i.history) })),
@@ -21,7 +21,7 @@ export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) =>
       `retried AS (
         UPDATE ${t.queue} q
         SET status = 'queued', run_at = now() + s.delay_ms * interval '1 millisecond',
-            lease_owner = NULL, lease_expires_at = NULL, last_error = s.error, updated_at = now()
+            lease_owner = NULL, lease_expires_at = NULL, last_error = s.error, updated_at = now(), debounce_key = NULL
         FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text, ${HISTORY_RECORD})
         WHERE ${FENCE("q", "s", input)}
         RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: "s.error", s: "s" })})`,

@@ -1,0 +1,101 @@
+// A debounced job goes back to the queue (a retry, a requeue at the deadline, a reclaimed lease)
+// while a newer job with the same debounce key waits: the two must not collide on the key.
+// Once a job has run, the next enqueue with its key starts a new job, so the one going back
+// to the queue gives its key up.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type AnyJob, defineJob } from "../src/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("flow_debounce");
+const schema = z.object({ v: z.number() });
+type Jobs = Awaited<ReturnType<typeof h.isolated<readonly AnyJob[]>>>;
+
+const queued = (jobs: Jobs) =>
+  h.rows<{ id: string; status: string; attempt: number; debounce_key: string | null; v: number }>(
+    `SELECT id, status, attempt, debounce_key, (payload->>'v')::int AS v FROM ${jobs.tables.queue} ORDER BY (payload->>'v')::int`,
+  );
+
+/** The second enqueue with the key folds into the newer job, not the one that went back to the queue. */
+const expectKeyOnNewer = async (jobs: Jobs, firstId: string) => {
+  const again = await jobs.enqueue("deb", { v: 3 }, { debounce: { key: "k", delayMs: 60_000 } });
+  expect(again.debounced).toBe(true);
+  expect(again.id).not.toBe(firstId);
+  const rows = await queued(jobs);
+  expect(rows.map((r) => [r.id === firstId, r.status, r.debounce_key, r.v])).toEqual([
+    [true, "queued", null, 1],
+    [false, "queued", "k", 3],
+  ]);
+};
+
+describe("debounce and a run that goes back to the queue", () => {
+  it("a retry while a newer job with the key waits", async () => {
+    let jobs!: Jobs;
+    const deb = defineJob({
+      name: "deb", schema, maxAttempts: 3, backoff: { baseMs: 60_000, maxMs: 60_000 },
+      handler: async ({ v }) => {
+        if (v !== 1) return;
+        await jobs.enqueue("deb", { v: 2 }, { debounce: { key: "k", delayMs: 60_000 } });
+        throw new Error("first attempt fails");
+      },
+    });
+    jobs = await h.isolated([deb]);
+    const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 0 } });
+    const report = await jobs.tick({ budgetMs: 3_000 });
+    expect(report).toMatchObject({ claimed: 1, retried: 1, leaseLost: 0 });
+    await expectKeyOnNewer(jobs, first.id);
+  });
+
+  it("a requeue at the tick's deadline while a newer job with the key waits", async () => {
+    let jobs!: Jobs;
+    const deb = defineJob({
+      name: "deb", schema,
+      handler: async ({ v }, ctx) => {
+        if (v !== 1) return;
+        await jobs.enqueue("deb", { v: 2 }, { debounce: { key: "k", delayMs: 60_000 } });
+        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      },
+    });
+    jobs = await h.isolated([deb], { claimCutoffMs: 200 });
+    const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 0 } });
+    const report = await jobs.tick({ budgetMs: 1_000 });
+    expect(report).toMatchObject({ claimed: 1, requeued: 1 });
+    await expectKeyOnNewer(jobs, first.id);
+  });
+
+  it("a reclaimed lease while a newer job with the key waits (the next tick's first statement)", async () => {
+    const deb = defineJob({ name: "deb", schema, handler: () => {} });
+    const jobs = await h.isolated([deb]);
+    const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 60_000 } });
+    // A tick claimed it (as the last release's ticks do, keeping the key) and was killed.
+    await h.rows(
+      `UPDATE ${jobs.tables.queue} SET status = 'running', attempt = 1, lease_owner = gen_random_uuid(), lease_expires_at = now() - interval '1 second'
+       WHERE id = $1`,
+      [first.id],
+    );
+    const newer = await jobs.enqueue("deb", { v: 2 }, { debounce: { key: "k", delayMs: 60_000 } });
+    expect(newer).toMatchObject({ debounced: false });
+    const report = await jobs.tick({ budgetMs: 2_000 });
+    expect(report).toMatchObject({ reclaimed: 1, succeeded: 1 });
+    const again = await jobs.enqueue("deb", { v: 3 }, { debounce: { key: "k", delayMs: 60_000 } });
+    expect(again).toMatchObject({ id: newer.id, debounced: true });
+  });
+
+  it("a claimed job holds no debounce key: an enqueue meanwhile starts a new job", async () => {
+    let jobs!: Jobs;
+    const keys: Array<string | null> = [];
+    const deb = defineJob({
+      name: "deb", schema,
+      handler: async ({ v }, ctx) => {
+        const [row] = await h.rows<{ debounce_key: string | null }>(`SELECT debounce_key FROM ${jobs.tables.queue} WHERE id = $1`, [ctx.jobId]);
+        keys.push(row!.debounce_key);
+        if (v === 1) await jobs.enqueue("deb", { v: 2 }, { debounce: { key: "k", delayMs: 60_000 } });
+      },
+    });
+    jobs = await h.isolated([deb]);
+    await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 0 } });
+    await jobs.tick({ budgetMs: 2_000 });
+    expect(keys).toEqual([null]);
+    expect((await queued(jobs)).map((r) => [r.v, r.debounce_key])).toEqual([[2, "k"]]);
+  });
+});

@@ -21,6 +21,20 @@ describe("tick stops", () => {
     expect(report).toMatchObject({ claimed: 1, requeued: 1, requeuedIds: [id] });
   });
 
+  it("claims nothing when the caller's signal was aborted before it started (no attempt spent)", async () => {
+    let ran = 0;
+    const job = defineJob({ name: "pre-aborted", schema: z.object({}), maxAttempts: 1, handler: () => void ran++ });
+    const jobs = await h.isolated([job]);
+    await jobs.enqueueMany([{ job: "pre-aborted", payload: {} }, { job: "pre-aborted", payload: {} }]);
+    const controller = new AbortController();
+    controller.abort();
+    const report = await jobs.tick({ budgetMs: 5_000, signal: controller.signal });
+    expect(report).toMatchObject({ claimed: 0, deadLettered: 0, requeued: 0, statements: 0 });
+    expect(ran).toBe(0);
+    expect(await h.rows(`SELECT status, attempt FROM ${jobs.tables.queue}`)).toEqual([{ status: "queued", attempt: 0 }, { status: "queued", attempt: 0 }]);
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: 2, succeeded: 2 });
+  });
+
   it("when a statement fails mid-tick, still settles what finished and requeues what runs, then throws", async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));

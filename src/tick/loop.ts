@@ -227,7 +227,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     inflight === 0 && pending.length === 0 && runs.size === 0 && (!slot || Date.now() >= cutoff || pacing.doneBy(cutoff));
 
   try {
-    const first = await step({
+    // A caller's signal aborted before the start is a deadline already past: nothing is claimed.
+    const first = stopped ? undefined : await step({
       ...claimInput(batchSize, take()),
       markTick: true,
       reclaim: { limit: RECLAIM_LIMIT },

@@ -16,7 +16,7 @@ import { pipelineMinFor, planStatement, settleDueAt } from "./pump-plan.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
-import { JobTimeout, Run } from "./run.js";
+import { Run } from "./run.js";
 import { type Settlement, settlementFor } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
@@ -53,10 +53,12 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const maxOutputBytes = history ? settings.maxOutputBytes : undefined;
 
   const runs = new Map<string, Run>();
+  // Runs past their own timeout whose handler has not returned: each keeps its slot, and its job stays
+  // running (counted by its limits, no retry beside it), until the handler returns or the tick ends.
+  const overdue = new Map<Run, Settlement>();
   let pending: Settlement[] = [];
   // When the oldest settlement still owed finished.
   let pendingSince = 0;
-  let overtime = 0;
   let claiming = 0;
   let inflight = 0;
   // Statements out that settle and claim nothing.
@@ -85,7 +87,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const timer = setTimeout(stop, budgetMs);
   options.signal?.addEventListener("abort", stop, { once: true });
   if (options.signal?.aborted) stopped = true;
-  const free = () => concurrency - runs.size - overtime - claiming;
+  const free = () => concurrency - runs.size - overdue.size - claiming;
   const unregister = registerLiveTick(tables.prefix, () => {
     if (!slot || stopped || Date.now() >= cutoff) return false;
     pacing.woken();
@@ -117,18 +119,20 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       }
       if (run.abandoned) return void late.settle(s);
       runs.delete(row.id);
-      if (outcome.kind === "failed" && outcome.error instanceof JobTimeout && run.released) {
-        // A handler past its own timeout keeps its slot until it returns.
-        overtime++;
-        void run.released.then(() => {
-          overtime--;
-          signalWake();
-        });
+      const { released } = run;
+      if (outcome.kind === "failed" && outcome.timedOut && released) {
+        overdue.set(run, s);
+        // Unless the tick's end settled it already.
+        void released.then(() => overdue.delete(run) && owe(s));
+        return;
       }
-      if (pending.length === 0) pendingSince = Date.now();
-      pending.push(s);
-      signalWake();
+      owe(s);
     });
+  };
+  const owe = (s: Settlement) => {
+    if (pending.length === 0) pendingSince = Date.now();
+    pending.push(s);
+    signalWake();
   };
 
   /** Takes in what a statement did: logs per job, the slot, the runs it claimed, the ticks it asked for. */
@@ -222,9 +226,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       void step(plan.claim > 0 ? { ...claimInput(plan.claim, hold!), meter } : { slot: hold, meter }, settlements);
     }
   };
-  /** Nothing out, owed or running, and nothing more to claim before the cutoff (overtime handlers may still free slots for it). */
+  /** Nothing out, owed, running or overdue, and nothing more to claim before the cutoff. */
   const done = () =>
-    inflight === 0 && pending.length === 0 && runs.size === 0 && (!slot || Date.now() >= cutoff || pacing.doneBy(cutoff));
+    inflight === 0 && pending.length === 0 && runs.size === 0 && overdue.size === 0 && (!slot || Date.now() >= cutoff || pacing.doneBy(cutoff));
 
   try {
     // A caller's signal aborted before the start is a deadline already past: nothing is claimed.
@@ -272,7 +276,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   while (inflight > 0) await sleep();
   const requeue = [...runs.values(), ...lateClaims];
   abandonRuns(requeue, logger);
-  const settlements = pending;
+  // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
+  const settlements = [...pending, ...overdue.values()];
+  overdue.clear();
   pending = [];
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {

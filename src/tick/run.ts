@@ -10,8 +10,8 @@ import { LogRing } from "./run-record.js";
 /** What became of one run, before anything is decided about retries. */
 export type Outcome =
   | { readonly kind: "succeeded"; readonly output: unknown }
-  /** The handler threw (or timed out: the error is a `JobTimeout`). */
-  | { readonly kind: "failed"; readonly error: unknown }
+  /** The handler threw, or timed out (`timedOut`: the error is a `JobTimeout`, the handler may still run). */
+  | { readonly kind: "failed"; readonly error: unknown; readonly timedOut?: true }
   | { readonly kind: "no_handler" }
   | { readonly kind: "invalid_payload"; readonly issues: unknown };
 
@@ -114,7 +114,7 @@ export class Run {
         const error = new JobTimeout(`timed out after ${limit} ms`);
         this.error = error;
         this.abort(error);
-        resolve({ kind: "failed", error });
+        resolve({ kind: "failed", error, timedOut: true });
       }, limit);
       void outcome.then((o) => {
         clearTimeout(timer);

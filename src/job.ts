@@ -129,5 +129,13 @@ export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob>
   return map;
 };
 
-export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] =>
-  (level, msg, fields) => logger.log(level, msg, { ...base, ...fields });
+/** `ctx.log`: the handler's fields with the run's own (which they never overwrite); a field whose getter throws drops them. */
+export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] => (level, msg, fields) => {
+  let line: Record<string, unknown>;
+  try {
+    line = { ...fields, ...base };
+  } catch {
+    line = { ...base, fieldsDropped: true };
+  }
+  logger.log(level, msg, line);
+};

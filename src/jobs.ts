@@ -3,7 +3,7 @@ import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
 import { errorText } from "./error-text.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
-import { jsonLogger, type Logger } from "./log.js";
+import { jsonLogger, type Logger, safeLogger } from "./log.js";
 import { migrate } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
 import type { Observer } from "./observe/observer.js";
@@ -96,7 +96,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const tables = tablesFor(settings.tablePrefix);
   const registry = registryOf(options.jobs);
   const flow = flowSpec(registry);
-  const logger = options.logger ?? jsonLogger();
+  const logger = safeLogger(options.logger ?? jsonLogger());
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
   logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
   const db = asDb(options.db);

@@ -8,13 +8,48 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** JSON.stringify that cannot throw on a field: bigints as strings, a repeated object as "[circular]". */
+const lineJson = (line: Record<string, unknown>): string => {
+  const seen = new WeakSet<object>();
+  return JSON.stringify(line, (_key, value: unknown) => {
+    if (typeof value === "bigint") return value.toString();
+    if (typeof value === "object" && value !== null) {
+      if (seen.has(value)) return "[circular]";
+      seen.add(value);
+    }
+    return value;
+  });
+};
+
 export const jsonLogger = (
   minLevel: LogLevel = "info",
   write: (line: string) => void = (line) => console.log(line),
 ): Logger => ({
   log(level, msg, fields) {
     if (ORDER[level] < ORDER[minLevel]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }));
+    const time = new Date().toISOString();
+    // Fields never overwrite the line's own time, level and message (which stay first).
+    const line: Record<string, unknown> = { time, level, msg, ...fields };
+    Object.assign(line, { time, level, msg });
+    write(lineJson(line));
+  },
+});
+
+/**
+ * The logger the library calls: one that throws (a field it cannot serialise, a broken sink) never
+ * fails a run or a tick. The line is tried again without its fields, then dropped.
+ */
+export const safeLogger = (logger: Logger): Logger => ({
+  log(level, msg, fields) {
+    try {
+      logger.log(level, msg, fields);
+    } catch {
+      try {
+        logger.log(level, msg, { fieldsDropped: true });
+      } catch {
+        // Nothing left to log with.
+      }
+    }
   },
 });
 

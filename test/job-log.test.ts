@@ -1,0 +1,47 @@
+// ctx.log can never fail a run: fields JSON cannot hold, a getter that throws, a logger that throws.
+// And the run's own fields (jobId, ...) and the line's level and message are never overwritten.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createJobs, defineJob, jsonLogger, type Logger } from "../src/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("job_log");
+
+const tickWith = async (logger: Logger, handler: (ctx: { log: (level: "info", msg: string, fields?: Record<string, unknown>) => void }) => void) => {
+  const job = defineJob({ name: "logs", schema: z.object({}), maxAttempts: 1, handler: (_p, ctx) => handler(ctx) });
+  const setup = await h.isolated([job]);
+  const jobs = createJobs({ db: h.main, jobs: [job], settings: { tablePrefix: setup.settings.tablePrefix }, logger });
+  const { id } = await jobs.enqueue("logs", {});
+  return { id, report: await jobs.tick({ budgetMs: 3_000 }) };
+};
+
+describe("ctx.log", () => {
+  it("writes fields JSON cannot hold (a bigint, a cycle) instead of failing the run", async () => {
+    const lines: string[] = [];
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    const { report } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "odd fields", { n: 10n, cyclic }));
+    expect(report).toMatchObject({ succeeded: 1, deadLettered: 0 });
+    const line = JSON.parse(lines.find((l) => l.includes("odd fields"))!);
+    expect(line).toMatchObject({ level: "info", msg: "odd fields", n: "10", cyclic: { a: 1, self: "[circular]" } });
+  });
+
+  it("drops fields whose getter throws, and survives a logger that throws", async () => {
+    const lines: string[] = [];
+    const hostile = Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("getter"); } });
+    const { report } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "hostile", hostile));
+    expect(report).toMatchObject({ succeeded: 1 });
+    expect(JSON.parse(lines.find((l) => l.includes("hostile"))!)).toMatchObject({ msg: "hostile", fieldsDropped: true, jobName: "logs" });
+    const throwing: Logger = { log: () => { throw new Error("sink down"); } };
+    expect((await tickWith(throwing, (ctx) => ctx.log("info", "x"))).report).toMatchObject({ succeeded: 1 });
+  });
+
+  it("keeps the run's fields and the line's level and message over the handler's", async () => {
+    const lines: string[] = [];
+    const { id } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "mine", { jobId: "spoofed", level: "error", msg: "other", time: "then" }));
+    const line = JSON.parse(lines.find((l) => l.includes("mine"))!);
+    expect(line).toMatchObject({ level: "info", msg: "mine", jobId: id, jobName: "logs" });
+    expect(line.time).not.toBe("then");
+    expect(Object.keys(line).slice(0, 3)).toEqual(["time", "level", "msg"]);
+  });
+});

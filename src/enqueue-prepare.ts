@@ -1,3 +1,4 @@
+import { parseIsoTime } from "./iso-time.js";
 import { JobsError } from "./errors.js";
 import type { EnqueueItem } from "./enqueue.js";
 import { flowKeysFor } from "./flow/keys.js";
@@ -33,12 +34,12 @@ export const prepareJob = (
   const { job, stored, parsed } = checkPayload(registry, item.job, item.payload, settings.maxPayloadBytes, where);
   let runAt: string | null = null;
   if (item.runAt !== undefined && item.runAt !== null) {
-    const date = item.runAt instanceof Date ? item.runAt : typeof item.runAt === "string" ? new Date(item.runAt) : undefined;
+    const ms = item.runAt instanceof Date ? item.runAt.getTime() : typeof item.runAt === "string" ? parseIsoTime(item.runAt) : undefined;
     // Years 1970-9999: what every driver and PostgreSQL round-trip exactly.
-    if (!date || Number.isNaN(date.getTime()) || date.getTime() < 0 || date.getTime() >= 253_402_300_800_000) {
-      badOption("runAt must be a date or an ISO 8601 timestamp between the years 1970 and 9999", where, "runAt");
+    if (ms === undefined || Number.isNaN(ms) || ms < 0 || ms >= 253_402_300_800_000) {
+      badOption("runAt must be a date or an ISO 8601 time with its offset (2031-01-02T03:04:05Z) between the years 1970 and 9999", where, "runAt");
     }
-    runAt = date!.toISOString();
+    runAt = new Date(ms!).toISOString();
   }
   let delayMs: number | null = null;
   if (item.delayMs !== undefined && item.delayMs !== null) {

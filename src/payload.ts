@@ -39,6 +39,22 @@ export const findUnstorable = (
   return undefined;
 };
 
+/**
+ * Where a payload holds a number JSON cannot (NaN, ±Infinity: JSON.stringify writes null for them),
+ * found by walking the value as given. Only run when the JSON text holds a null.
+ */
+const findNonFinite = (value: unknown, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (value === null || typeof value !== "object" || seen.has(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
+  seen.add(value);
+  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  for (const [k, v] of entries) {
+    const hit = findNonFinite(v, [...path, k], seen);
+    if (hit) return hit;
+  }
+  return undefined;
+};
+
 export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: ReturnType<typeof describeIssues> };
 
 /**
@@ -81,6 +97,19 @@ export const checkPayload = (
     throw new JobsError("invalid_payload", `payload for ${job.name} is not JSON: ${(e as Error).message}`, where);
   }
   if (text === undefined) throw new JobsError("invalid_payload", `payload for ${job.name} is missing`, where);
+  if (text.includes("null")) {
+    let at: Array<string | number> | undefined;
+    try {
+      at = findNonFinite(payload);
+    } catch {
+      // A getter that throws was already read by JSON.stringify; nothing more to find.
+    }
+    if (at) {
+      const message = "a number JSON cannot hold (NaN or Infinity)";
+      throw new JobsError("invalid_payload", `payload for ${job.name} holds ${message}`, { ...where, issues: [{ path: at, message, code: "not_finite" }] });
+    }
+    if (text === "null") throw new JobsError("invalid_payload", `payload for ${job.name} is null: a payload is a JSON value other than null`, where);
+  }
   // UTF-8 takes at most 3 bytes per UTF-16 unit, so short texts need no encoding to be measured.
   const bytes = text.length * 3 <= maxBytes ? 0 : encoder.encode(text).length;
   if (bytes > maxBytes) {

@@ -51,6 +51,11 @@ describe("enqueue", () => {
     ["a runAt past what PostgreSQL round-trips", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "+275760-09-13T00:00:00Z" }], "invalid_options"],
     ["an idempotency key holding U+0000", () => ["send-email", { to: "a@example.com", subject: "x" }, { idempotencyKey: "a\u0000" }], "invalid_options"],
     ["a run_at that is not a date", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "next tuesday" }], "invalid_options"],
+    // new Date() reads each of these as some time (2001-01-01, March 3rd, local time): none is an ISO 8601 instant.
+    ["a runAt of a bare number", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "1" }], "invalid_options"],
+    ["a runAt on a day that does not exist", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "2031-02-31T10:00:00Z" }], "invalid_options"],
+    ["a runAt in another format", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "Fri, 07 Mar 2031 10:00:00" }], "invalid_options"],
+    ["a runAt without its offset", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: "2031-01-02T03:04:05" }], "invalid_options"],
     ["runAt together with delayMs", () => ["send-email", { to: "a@example.com", subject: "x" }, { runAt: new Date(), delayMs: 5 }], "invalid_options"],
     ["a negative delay", () => ["send-email", { to: "a@example.com", subject: "x" }, { delayMs: -1 }], "invalid_options"],
     ["a payload over the size limit", () => ["send-email", { to: "a@example.com", subject: "x", tags: ["y".repeat(3_000)] }, {}], "payload_too_large"],
@@ -62,6 +67,25 @@ describe("enqueue", () => {
     expect(error.code).toBe(code);
     expect(error.message).not.toMatch(/at .*\.ts:\d+/);
     expect(await count(jobs.tables.queue)).toBe(0);
+  });
+
+  it("refuses a null payload and numbers JSON cannot hold, which a schema may let through, and stores nothing", async () => {
+    const anything = defineJob({ name: "anything", schema: z.any(), handler: () => {} });
+    const jobs = await h.isolated([anything]);
+    for (const payload of [null, Number.NaN, { a: [1, Number.POSITIVE_INFINITY] }]) {
+      const error = await caught(jobs.enqueue("anything", payload));
+      expect(error.code).toBe("invalid_payload");
+    }
+    const nested = await caught(jobs.enqueue("anything", { a: [1, Number.NEGATIVE_INFINITY] }));
+    expect((nested.details as { issues: Array<{ path: unknown[] }> }).issues[0]!.path).toEqual(["a", 1]);
+    expect(await count(jobs.tables.queue)).toBe(0);
+    // null inside a payload is an ordinary JSON value.
+    await jobs.enqueue("anything", { a: null });
+    await jobs.enqueue("anything", "offset +01:00", { runAt: "2031-01-02T04:04:05+01:00" });
+    expect(await h.rows(`SELECT payload, run_at FROM ${jobs.tables.queue} ORDER BY run_at NULLS FIRST`)).toMatchObject([
+      { payload: { a: null } },
+      { payload: "offset +01:00", run_at: new Date("2031-01-02T03:04:05Z") },
+    ]);
   });
 
   it("reports zod's issues for an invalid payload, pointing at the field", async () => {

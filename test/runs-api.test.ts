@@ -96,7 +96,7 @@ describe("finished jobs and their runs", () => {
   });
 
   it("refuses bad filters with invalid_options and unknown runs with not_found", async () => {
-    for (const q of ["outcome=won", "since=yesterday", "until=2026-13-45", "jobId=12", "cursor=abc", "limit=0", "color=red"]) {
+    for (const q of ["outcome=won", "since=yesterday", "until=2026-13-45", "since=2024-02-30", "since=0000-01-01", "since=1", "jobId=12", "cursor=abc", "limit=0", "color=red"]) {
       const r = await call("GET", `/api/runs?${q}`);
       expect({ q, status: r.status, code: r.body.error.code }).toEqual({ q, status: 422, code: "invalid_options" });
     }

@@ -1,3 +1,4 @@
+import { parseIsoTime } from "../../iso-time.js";
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { decodeCursorParts, encodeCursorParts, type Page, pageLimit } from "../shared/paging.js";
@@ -54,8 +55,9 @@ const decode = (cursor: string): string => {
 
 const instant = (value: string | undefined, field: string): string | undefined => {
   if (value === undefined) return undefined;
-  const ms = typeof value === "string" && /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value) ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms)) throw invalid(field, `${field} must be an ISO 8601 time such as 2026-12-01T09:30:00Z`);
+  const ms = typeof value === "string" ? parseIsoTime(value) : undefined;
+  // Years 1970-9999, as for runAt: what PostgreSQL and every driver round-trip.
+  if (ms === undefined || ms < 0 || ms >= 253_402_300_800_000) throw invalid(field, `${field} must be an ISO 8601 time such as 2026-12-01T09:30:00Z`);
   return new Date(ms).toISOString();
 };
 

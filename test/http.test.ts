@@ -130,6 +130,8 @@ describe("POST /api/jobs", () => {
       [{ raw: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { "content-type": "application/json" } }, 400, "malformed_json"],
       [{ raw: '{"job":"send-email","payload":{"to":"a@b.co"}}', headers: { "content-type": "text/plain" } }, 415, "unsupported_media_type"],
       [{ raw: '{"job":"send-email","payload":{"to":"a@b.co"}}' }, 415, "unsupported_media_type"],
+      // An empty body is no body, whatever its type (Node hands an empty stream over for a POST without one).
+      [{ raw: chunkedBody(0, 1) }, 400, "malformed_json"],
       [{ json: { job: "nope", payload: {} } }, 404, "unknown_job"],
       [{ json: { job: "send-email", payload: { to: 5 } } }, 422, "invalid_payload"],
       [{ json: { job: "send-email" } }, 422, "invalid_payload"],

@@ -74,12 +74,14 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
     throw new ApiError("malformed_json", "the request body is empty; send a JSON document");
   };
   if (!req.body || req.headers.get("content-length")?.trim() === "0") return empty();
+  // Read before the type is checked: a server may hand over an empty stream for a request sent
+  // without a body (Node does, for `curl -X POST`), and an empty body is no body whatever its type.
+  const bytes = await readLimited(req, req.body, limit);
+  if (bytes.byteLength === 0) return empty();
   const type = req.headers.get("content-type");
   if (!type || !JSON_TYPE.test(type)) {
     throw new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json", { contentType: type });
   }
-  const bytes = await readLimited(req, req.body, limit);
-  if (bytes.byteLength === 0) return empty();
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);

@@ -31,6 +31,18 @@ describe("when a tick claims again", () => {
     expect(p.due(10_001, 0)).toBe(true);
   });
 
+  it("after a claim held back by a concurrency limit, claims again as soon as runs end", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(10, found(0, { flowHeld: 4 }), 10_000);
+    expect(p.due(10_010, 1)).toBe(false);
+    p.runsEnded(10_010);
+    expect(p.due(10_010, 0)).toBe(true);
+    // With nothing held back, runs ending change nothing: the queue looked empty.
+    p.claimed(10, found(2), 10_020);
+    p.runsEnded(10_030);
+    expect(p.due(10_030, 1)).toBe(false);
+  });
+
   it("a short claim that reclaimed expired leases is not an empty queue", () => {
     const p = new ClaimPacing(1_000);
     p.claimed(32, found(5, { reclaimed: 3 }), 10_000);

@@ -49,6 +49,14 @@ describe("concurrency per key", () => {
     release();
     await t1;
   });
+  it("claims the next job of a key held by its limit as soon as a run ends, not at the claim interval", async () => {
+    const serial = defineJob({ name: "serial", schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: () => sleep(20) });
+    const jobs = await h.isolated([serial]);
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "serial" as const, payload: { tenant: "t", n } })));
+    // Claims stop after 2 s: at one claim per 1 s interval, 2 or 3 runs would fit.
+    const report = await jobs.tick({ budgetMs: 4_000, claimCutoffMs: 2_000, concurrency: 4 });
+    expect(report).toMatchObject({ claimed: 10, succeeded: 10 });
+  });
 });
 
 describe("a claim whose candidates all have room", () => {

@@ -4,8 +4,8 @@ import type { StepResult } from "../store/tick/step.js";
  * When a tick claims again, from what its claims found. A claim that came back short with
  * nothing held back means the queue looked empty: the tick claims again only at the claim
  * interval while runs go on (work enqueued elsewhere), or when woken (a kick, its own enqueue).
- * A claim short because limits held jobs back claims again when a rate window has room, or at
- * the claim interval for a job held by concurrency.
+ * A claim short because limits held jobs back claims again when a rate window has room, at the
+ * claim interval for a job held by concurrency, or as soon as runs end (their buckets have room).
  */
 export class ClaimPacing {
   private empty = false;
@@ -20,6 +20,15 @@ export class ClaimPacing {
     this.empty = short && result.flowHeld === 0;
     this.lastAt = now;
     this.after = short && result.flowHeld > 0 ? (result.flowRetryAt ?? now + this.intervalMs) : 0;
+  }
+
+  /**
+   * Runs ended (a statement settled them): when the last claim held jobs back, claim again now, since
+   * the ended runs no longer count in their concurrency buckets (a claim in the same statement as the
+   * settle did not see that yet).
+   */
+  runsEnded(now: number): void {
+    if (this.after > now) this.after = now;
   }
 
   /** New work may be due (a kick, or jobs this tick enqueued): claim at once. */

@@ -153,6 +153,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (input.slot?.mode === "take") capped = !result.slotFree;
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
+    if (settlements.length > 0) pacing.runsEnded(Date.now());
     flow.saw(result);
     hint.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);

@@ -59,6 +59,19 @@ describe("concurrency per key", () => {
   });
 });
 
+describe("unkeyed and keyed jobs in one queue", () => {
+  it("a tick of one slot takes keyed jobs too while unkeyed ones are due (the odd slot alternates)", async () => {
+    const order: string[] = [];
+    const plain = defineJob({ name: "plain-one", schema: z.object({ n: z.number() }), handler: () => void order.push("plain") });
+    const keyed = defineJob({ name: "keyed-one", schema: tenant, concurrency: { limit: 5, key: (p) => p.tenant }, handler: () => void order.push("keyed") });
+    const jobs = await h.isolated([plain, keyed]);
+    await jobs.enqueueMany(Array.from({ length: 20 }, (_, n) => ({ job: "plain-one" as const, payload: { n } })));
+    await jobs.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ job: "keyed-one" as const, payload: { tenant: `t${n}`, n } })));
+    expect(await jobs.tick({ budgetMs: 5_000, concurrency: 1 })).toMatchObject({ succeeded: 24 });
+    expect(order.slice(0, 8).filter((k) => k === "keyed")).toHaveLength(4);
+  });
+});
+
 describe("a claim whose candidates all have room", () => {
   // The admission takes such a claim at once instead of job by job: exactly up to the limits, and with
   // the rate window's starts written, so the next claim sees the window full.

@@ -14,11 +14,19 @@ export class FlowClaims {
   private cursor = "";
   /** Without limits in code, keyed jobs (of limits since removed) are looked for until a claim finds none. */
   private keyed = true;
+  /** Which side the extra slot of the next claim of an odd number of slots goes to first. */
+  private oddToUnkeyed = true;
 
   constructor(private readonly spec: FlowSpec | undefined) {}
 
   claim(limit: number): ClaimFlow {
-    return { limitsJson: this.spec?.limitsJson ?? "{}", split: this.spec?.enabled ?? false, cursor: this.cursor, maxKeys: keysPerClaim(limit), keyed: this.keyed };
+    let unkeyedFirst = limit / 2;
+    if (limit % 2 === 1) {
+      unkeyedFirst = this.oddToUnkeyed ? Math.ceil(unkeyedFirst) : Math.floor(unkeyedFirst);
+      this.oddToUnkeyed = !this.oddToUnkeyed;
+    }
+    const split = this.spec?.enabled ?? false;
+    return { limitsJson: this.spec?.limitsJson ?? "{}", split, unkeyedFirst, cursor: this.cursor, maxKeys: keysPerClaim(limit), keyed: this.keyed };
   }
 
   saw(result: Pick<StepResult, "flowCursor" | "keyedWaiting">): void {

@@ -44,6 +44,12 @@ export interface ClaimFlow {
   readonly limitsJson: string;
   /** Share the slots evenly between unkeyed and keyed jobs (some job has a limit). */
   readonly split: boolean;
+  /**
+   * With `split`, the slots unkeyed jobs take first (the keyed ones take what they leave, then unkeyed
+   * jobs fill the rest); absent: half, rounded up. An odd claim's extra slot must alternate between
+   * the two, or a claim of one slot would never go to a keyed job while unkeyed ones are due.
+   */
+  readonly unkeyedFirst?: number;
   /** The key after which this claim starts its round-robin. */
   readonly cursor: string;
   /** Most keys one claim looks at. */
@@ -72,7 +78,7 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   const flow = input.flow ?? NO_FLOW_CLAIM;
   const when = gate ? ` AND ${gate}` : "";
   const limit = p.add(input.limit);
-  const first = flow.split ? `ceil(${limit}::int / 2.0)::int` : `${limit}::int`;
+  const first = !flow.split ? `${limit}::int` : flow.unkeyedFirst === undefined ? `ceil(${limit}::int / 2.0)::int` : `${p.add(flow.unkeyedFirst)}::int`;
   // Dispatch order is queue_dispatch_idx's key: the priority negated, so that one row comparison
   // says "after this job".
   const plain = (name: string, take: string, extra = "") => `${name} AS (

@@ -201,6 +201,12 @@ describe("rate limits", () => {
     const a = defineJob({ name: "g-a", schema: z.object({}), rateLimit: { limit: 2, periodMs: 1_000, group: "g" }, handler: () => {} });
     const b = defineJob({ name: "g-b", schema: z.object({}), rateLimit: { limit: 3, periodMs: 1_000, group: "g" }, handler: () => {} });
     expect(() => h.make([a, b])).toThrow(/group g \(1000 ms\) is 2 in job g-a but 3 in job g-b/);
+    // Another period, or a rule more, is declared differently too: it would count in buckets of its own.
+    const c = defineJob({ name: "g-c", schema: z.object({}), rateLimit: { limit: 2, periodMs: 999, group: "g" }, handler: () => {} });
+    expect(() => h.make([a, c])).toThrow(/group g is 2 per 1000 ms in job g-a but 2 per 999 ms in job g-c/);
+    const d = defineJob({ name: "g-d", schema: z.object({}), rateLimit: [{ limit: 2, periodMs: 1_000, group: "g" }, { limit: 9, periodMs: 60_000, group: "g" }], handler: () => {} });
+    expect(() => h.make([a, d])).toThrow(/jobs sharing a group must declare it alike/);
+    expect(() => h.make([d, defineJob({ ...d, name: "g-e" })])).not.toThrow();
   });
 });
 

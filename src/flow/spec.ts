@@ -36,6 +36,8 @@ export const rateScope = (job: string, group: string | undefined, periodMs: numb
 export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
   const rules = new Map<string, { concurrency?: number; rates: RateRule[] }>();
   const groups = new Map<string, { job: string; limit: number }>();
+  // Each group's rules as the first job naming it declared them: every other job must declare the same.
+  const declared = new Map<string, { job: string; rules: string }>();
   const limits: Record<string, { c: number | null; r: Array<{ s: string; l: number; p: number; pad: number }> }> = {};
   for (const job of registry.values()) {
     const rates = rateLimitsOf(job.rateLimit);
@@ -54,6 +56,14 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
       }
       return { scope, limit: r.limit, periodMs: r.periodMs };
     });
+    for (const group of new Set(rates.flatMap((r) => (r.group === undefined ? [] : [r.group])))) {
+      const own = rates.filter((r) => r.group === group).map((r) => `${r.limit} per ${r.periodMs} ms`).sort().join(", ");
+      const seen = declared.get(group);
+      if (seen && seen.rules !== own) {
+        throw new JobsError("invalid_config", `rate limit group ${group} is ${seen.rules} in job ${seen.job} but ${own} in job ${job.name}: jobs sharing a group must declare it alike`);
+      }
+      declared.set(group, { job: job.name, rules: own });
+    }
     rules.set(job.name, { concurrency: job.concurrency?.limit, rates: list });
     limits[job.name] = { c: job.concurrency?.limit ?? null, r: list.map((r) => ({ s: r.scope, l: r.limit, p: r.periodMs, pad: ratePadMs(r.periodMs) })) };
   }

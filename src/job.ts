@@ -85,6 +85,9 @@ const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
  * Declares a named, schema-typed job. The handler receives the payload as the
  * schema parsed it and a context with the job's id, attempt and an abort signal.
  */
+const MAX_TIMER_MS = 2_147_483_647;
+const MAX_BACKOFF_MS = 365 * 24 * 3_600_000;
+
 export const defineJob = <const Name extends string, Schema extends $ZodType, Out extends $ZodType | undefined = undefined>(
   definition: JobDefinition<Name, Schema, Out>,
 ): JobDefinition<Name, Schema, Out> => {
@@ -98,8 +101,9 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
   if (maxAttempts !== undefined && !isMaxAttempts(maxAttempts)) {
     throw new TypeError(`job ${definition.name}: maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`);
   }
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new TypeError(`job ${definition.name}: timeoutMs must be a positive number`);
+  // A timer longer than 2^31 - 1 ms fires at once (Node and workerd alike).
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS)) {
+    throw new TypeError(`job ${definition.name}: timeoutMs must be a positive number of milliseconds, at most ${MAX_TIMER_MS} (about 24.8 days)`);
   }
   if (priority !== undefined && !(Number.isInteger(priority) && Math.abs(priority) <= 2_147_483_647)) {
     throw new TypeError(`job ${definition.name}: priority must be an integer`);
@@ -109,6 +113,10 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
     const value = backoff?.[key];
     if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
       throw new TypeError(`job ${definition.name}: backoff.${key} must be a non-negative number`);
+    }
+    // A retry's due time must stay a time PostgreSQL can store.
+    if (key !== "factor" && value !== undefined && value > MAX_BACKOFF_MS) {
+      throw new TypeError(`job ${definition.name}: backoff.${key} must be at most ${MAX_BACKOFF_MS} ms (365 days)`);
     }
   }
   return definition;

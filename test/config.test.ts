@@ -53,6 +53,9 @@ describe("defineJob", () => {
     [{ maxAttempts: 5_000 }, "maxAttempts"],
     [{ priority: 1.5 }, "priority"],
     [{ timeoutMs: Number.NaN }, "timeoutMs"],
+    // A timer this long would fire at once: every run would time out after 1 ms.
+    [{ timeoutMs: 30 * 24 * 3_600_000 }, "timeoutMs"],
+    [{ backoff: { maxMs: 1e16 } }, "backoff.maxMs"],
     [{ backoff: { baseMs: -1 } }, "backoff.baseMs"],
     [{ backoff: { factor: Number.POSITIVE_INFINITY } }, "backoff.factor"],
   ])("refuses %o at definition time, naming %s", (options, field) => {

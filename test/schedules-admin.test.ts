@@ -44,13 +44,16 @@ describe("pause, resume, run now", () => {
     const [job] = await h.rows(`SELECT id::text, job_name, payload, correlation_id, idempotency_key, run_at <= now() AS due FROM ${w.t.queue}`);
     expect(job).toEqual({
       id, job_name: "report", payload: { kind: "r" }, due: true,
-      correlation_id: "schedule:r:manual:2024-05-01T09:30:00.000Z", idempotency_key: "schedule:r:manual:2024-05-01T09:30:00.000Z",
+      correlation_id: "schedule:r:manual:2024-05-01T09:30:00.000Z", idempotency_key: null,
     });
     const [info] = await jobs.schedules.list();
     expect(info).toMatchObject({ lastJobId: id, paused: true, nextRuns: [] });
     expect(info!.lastEnqueuedAt).not.toBeNull();
     await jobs.tick({ budgetMs: 5_000 });
     expect(w.runs).toEqual(["schedule:r:manual:2024-05-01T09:30:00.000Z"]);
+    // Each call is a run of its own, even in the same millisecond (this clock is fixed).
+    const again = await Promise.all([jobs.schedules.run("r"), jobs.schedules.run("r"), jobs.schedules.run("r")]);
+    expect(new Set(again.map((r) => r.id)).size).toBe(3);
   });
 
   it("unknown names are not_found; list validates `next`", async () => {

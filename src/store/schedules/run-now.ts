@@ -9,7 +9,7 @@ export interface RunNowJob {
   readonly payload: unknown;
   readonly priority: number;
   readonly max_attempts: number;
-  /** `schedule:<name>:manual:<ISO>`; also the correlation id. */
+  /** `schedule:<name>:manual:<ISO>`: the correlation id (no idempotency key: each call is a run of its own). */
   readonly key: string;
   readonly flow_key: string | null;
   readonly concurrency_key: string | null;
@@ -23,11 +23,10 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<
   const p = new Params();
   const text = `
     WITH job AS (
-      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "j.key", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: "j.traceparent" })}
+      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "NULL::text", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: "j.traceparent" })}
       FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text,
         flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
-      `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO UPDATE SET idempotency_key = excluded.idempotency_key
-      RETURNING q.id`)}),
+      `RETURNING q.id`)}),
     touched AS (
       UPDATE ${t.schedules} SET last_enqueued_at = now(), last_job_id = (SELECT id FROM job), updated_at = now()
       WHERE name = ${p.add(job.schedule)}::text

@@ -106,3 +106,28 @@ describe("a stale tick whose lease another tick reclaimed", () => {
     release(0);
   });
 });
+
+describe("racing operator calls on one queued job", () => {
+  const later = defineJob({ name: "later", schema: z.object({}), handler: () => {} });
+  const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === "fulfilled" ? "ok" : (r.reason as { code?: string }).code);
+
+  it("cancels at once: one cancels it, the others find it gone (never 'running')", async () => {
+    const jobs = await h.isolated([later]);
+    for (let round = 0; round < 10; round++) {
+      const { id } = await jobs.enqueue("later", {}, { delayMs: 3_600_000 });
+      const results = await Promise.allSettled(Array.from({ length: 6 }, () => jobs.cancel(id)));
+      expect(results.map(codeOf).sort()).toEqual(["not_found", "not_found", "not_found", "not_found", "not_found", "ok"]);
+    }
+  });
+
+  it("run-nows at once: each answers moved or due, none 'running'", async () => {
+    const jobs = await h.isolated([later]);
+    for (let round = 0; round < 10; round++) {
+      const { id } = await jobs.enqueue("later", {}, { delayMs: 3_600_000 });
+      const results = await Promise.allSettled(Array.from({ length: 4 }, () => jobs.run(id)));
+      expect(results.map(codeOf)).toEqual(["ok", "ok", "ok", "ok"]);
+      expect(results.some((r) => r.status === "fulfilled" && (r.value as { moved: boolean }).moved)).toBe(true);
+      expect(await h.rows(`SELECT status, run_at <= now() AS due FROM ${jobs.tables.queue} WHERE id = $1`, [id])).toEqual([{ status: "queued", due: true }]);
+    }
+  });
+});

@@ -32,6 +32,13 @@ describe("typed client against the app on a real socket", () => {
     const job = await client.get(a.id);
     expect(job).toMatchObject({ id: a.id, job: "send-email", status: "queued", priority: 2, payload: { to: "a@b.co" } });
     expect(await client.get(crypto.randomUUID())).toBeNull();
+    // Ids a URL would not keep as a segment (get("") would read the job list) name nothing.
+    for (const odd of ["", ".", ".."]) {
+      expect(await client.get(odd)).toBeNull();
+      expect(await client.deadLetters.get(odd)).toBeNull();
+      expect(await client.runs.get(odd)).toBeNull();
+      await expect(client.cancel(odd)).rejects.toMatchObject({ status: 404, code: "not_found" });
+    }
     const page = await client.list({ job: "send-email", limit: 10 });
     expect(page.items.map((j) => j.id)).toEqual([a.id]);
     // List rows carry a preview of the payload and its size; getJob has the payload.

@@ -120,6 +120,11 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   /** Calls a route of the table: its method and path, parameters filled in, the query string and a JSON body. */
   const call = async <T>(route: ClientRoute, args: { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown } = {}): Promise<T> => {
     const { method } = ROUTES[route];
+    // URLs drop "." and ".." segments and an empty one would leave the path's parent: such a value
+    // would call another route (get("") the job list). None names anything.
+    for (const [key, value] of Object.entries(args.params ?? {})) {
+      if (value === "" || value === "." || value === "..") throw new JobsApiError(404, "not_found", `no ${route.split(".")[0]} with ${key} ${JSON.stringify(value)}`);
+    }
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: "application/json" };
     if (args.body !== undefined) headers["content-type"] = "application/json";
     const url = `${base}${pathOf(route, args.params)}${query(args.query)}`;

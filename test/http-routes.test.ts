@@ -1,4 +1,5 @@
 // The HTTP API: stats, the tick route, the OpenAPI document, routing, and createApp's options.
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/http/api-app.js";
@@ -100,6 +101,29 @@ describe("createApp options", () => {
     expectError(await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "bad" } } }), 422, "invalid_payload");
     expect((await c("GET", "/api/health", { token: null })).status).toBe(200);
     expect([made, disposed]).toEqual([3, 3]);
+  });
+
+  it("keeps a per-request jobs instance until a tick answered 202 has finished in the background", async () => {
+    const setup = await h.isolated([sendEmail]);
+    const { id } = await setup.enqueue("send-email", { to: "a@b.co" });
+    const events: string[] = [];
+    const background: Array<Promise<unknown>> = [];
+    const perRequest = createApp({
+      jobs: async () => {
+        const pool = new pg.Pool({ connectionString: h.url, max: 2 });
+        const jobs = h.make([sendEmail], { tablePrefix: setup.settings.tablePrefix }, pool);
+        return { jobs, dispose: async () => (events.push("disposed"), await pool.end()) };
+      },
+      env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET },
+      background: (work) => void background.push(work),
+      tickOptions: { budgetMs: 3_000 },
+    });
+    const r = await caller(perRequest)("POST", "/api/tick", { token: CRON_SECRET, headers: { "x-pgtick-async": "1" } });
+    expect(r.status).toBe(202);
+    expect(events).toEqual([]);
+    await Promise.all(background);
+    expect(events).toEqual(["disposed"]);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${setup.tables.queue} WHERE id = $1`, [id])).toEqual([{ n: 0 }]);
   });
 
   it("answers a server fault with 500 internal, logs the stack and sends none; health says 503", async () => {

@@ -94,15 +94,24 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
   // The jobs instance is made on first use, so requests refused before (auth, 404) never open a pool.
   app.use("*", async (c, next) => {
     let made: Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }> | undefined;
+    const outliving: Array<Promise<unknown>> = [];
     c.set("jobs", async () => {
       made ??= typeof source === "function" ? source(c.req.raw) : Promise.resolve({ jobs: source });
       return (await made).jobs;
     });
+    c.set("outlive", (work) => void outliving.push(work));
     try {
       await next();
     } finally {
-      const m = await made?.catch(() => undefined);
-      await m?.dispose?.().catch((e: unknown) => logger.log("warn", "disposing the per-request jobs failed", { error: String(e) }));
+      const dispose = async () => {
+        const m = await made?.catch(() => undefined);
+        await m?.dispose?.().catch((e: unknown) => logger.log("warn", "disposing the per-request jobs failed", { error: String(e) }));
+      };
+      // Work still running after the response (it was handed to `background`) keeps the instance until it ends.
+      const after = outliving.length === 0 ? undefined : Promise.allSettled(outliving).then(dispose);
+      if (!after) await dispose();
+      else if (config.background) config.background(after, c);
+      else await after;
     }
   });
 

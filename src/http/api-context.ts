@@ -25,6 +25,8 @@ export interface ApiEnv {
   Variables: {
     /** The jobs instance for this request; created on first use (a per-request factory opens its pool only then). */
     jobs: () => Promise<AnyJobs>;
+    /** Work this request leaves running after its response (a tick answered 202): a per-request jobs instance is disposed only after it. */
+    outlive: (work: Promise<unknown>) => void;
   };
 }
 

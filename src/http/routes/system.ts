@@ -18,6 +18,7 @@ const tick: Handler = async (c, config) => {
   };
   if (req.async && config.background) {
     const work = run().catch((error: unknown) => config.logger.log("error", "tick failed", { error: errorText(error) }));
+    c.get("outlive")(work);
     config.background(work, c);
     return c.json({ accepted: true }, 202);
   }

@@ -16,14 +16,17 @@ export const abandonRuns = (requeue: readonly Run[], logger: Logger): void => {
 
 /**
  * The tick's final statement: requeue what still runs, free its slot or hand it on to a new tick
- * (`handoff`: due work is left), and clean up old rows when it held a slot.
+ * (`handoff`: due work is left), clean up old rows when it held a slot, and store where its
+ * round-robin over keys ended.
  */
 export const finalInput = (
   requeue: readonly Run[],
   slot: { slot: number; owner: string } | undefined,
   handoff: boolean,
   settings: JobsSettings,
+  flowCursor?: string,
 ): StepInput => ({
+  flowCursor,
   requeue: requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
   slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined,
   housekeeping: slot ? housekeepingFor(settings) : undefined,

@@ -3,15 +3,19 @@ import type { ClaimFlow } from "../store/tick/claim.js";
 import type { StepResult } from "../store/tick/step.js";
 
 /**
- * Keys one claim looks at: as many as it has slots (one due job per key fills it), at least 8 so
- * that keys held at their limits leave others to find, at most 50 (each key costs the claim a probe).
+ * Keys one claim looks at: as many as it has slots (one due job per key fills it), at least 32 so
+ * that keys held at their limits or with nothing due (delayed, debounced) leave others to find, at
+ * most 50 (each key costs the claim a probe or two).
  */
-const keysPerClaim = (limit: number) => Math.min(50, Math.max(8, limit));
+const keysPerClaim = (limit: number) => Math.min(50, Math.max(32, limit));
 
 /** What a tick's claims tell the admission, and what each claim's result tells the next one. */
 export class FlowClaims {
-  /** Where the round-robin over keys resumes: each claim starts after the last key the previous one served. */
-  private cursor = "";
+  /**
+   * Where the round-robin over keys resumes: each claim starts after the last key the previous one
+   * served; until a claim has run the admission, where the last tick's ended (stored in the database).
+   */
+  private cursor: string | undefined;
   /** Without limits in code, keyed jobs (of limits since removed) are looked for until a claim finds none. */
   private keyed = true;
   /** Which side the extra slot of the next claim of an odd number of slots goes to first. */
@@ -27,6 +31,11 @@ export class FlowClaims {
     }
     const split = this.spec?.enabled ?? false;
     return { limitsJson: this.spec?.limitsJson ?? "{}", split, unkeyedFirst, cursor: this.cursor, maxKeys: keysPerClaim(limit), keyed: this.keyed };
+  }
+
+  /** Where this tick's round-robin ended, for its final statement to store (undefined: it admitted nothing keyed). */
+  get resumeAt(): string | undefined {
+    return this.cursor;
   }
 
   saw(result: Pick<StepResult, "flowCursor" | "keyedWaiting">): void {

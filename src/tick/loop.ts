@@ -282,9 +282,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   overdue.clear();
   pending = [];
   try {
-    if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics) {
+    if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && !pacing.queueEmpty && !failure && !options.signal?.aborted;
-      const result = await step(finalInput(requeue, slot, handoff, settings), settlements, requeue);
+      const result = await step(finalInput(requeue, slot, handoff, settings, flow.resumeAt), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);

@@ -1,4 +1,5 @@
 import type { Fragment } from "./fragments.js";
+import { storedCursorSql } from "./flow-cursor.js";
 import type { Params, Tables } from "../shared/tables.js";
 
 export interface ClaimInput {
@@ -50,8 +51,8 @@ export interface ClaimFlow {
    * the two, or a claim of one slot would never go to a keyed job while unkeyed ones are due.
    */
   readonly unkeyedFirst?: number;
-  /** The key after which this claim starts its round-robin. */
-  readonly cursor: string;
+  /** The key after which this claim starts its round-robin; absent: where the last tick's ended (stored). */
+  readonly cursor?: string;
   /** Most keys one claim looks at. */
   readonly maxKeys: number;
   /**
@@ -99,7 +100,7 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
       FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb,
         CASE WHEN ${gate ?? "true"} THEN greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int) ELSE 0 END,
-        ${p.add(flow.cursor)}::text, ${p.add(flow.maxKeys)}::int, NULL::jsonb) f
+        ${flow.cursor === undefined ? storedCursorSql(t) : `${p.add(flow.cursor)}::text`}, ${p.add(flow.maxKeys)}::int, NULL::jsonb) f
       WHERE (SELECT waiting FROM keyed_waiting))`,
   );
   if (flow.split) {

@@ -3,6 +3,7 @@ import { claimFragment, type ClaimedRow, type ClaimInput, type DispatchPosition 
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
 import type { Fragment } from "./fragments.js";
+import { saveCursorCte } from "./flow-cursor.js";
 import { historySink } from "./history.js";
 import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./housekeeping.js";
 import { meterColumn, metricsCte, type MeterRow } from "./metrics.js";
@@ -32,6 +33,8 @@ export interface StepInput {
   readonly history?: boolean;
   /** Cleans up old rows (the final statement of a busy tick). */
   readonly housekeeping?: Housekeeping;
+  /** Saves where the tick's round-robin over keys ended, for the next tick (its final statement). */
+  readonly flowCursor?: string;
   /** Extra `expression AS name` columns read in the same statement (tick extensions' probes). */
   readonly probe?: readonly string[];
   /**
@@ -158,6 +161,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const flowed = claim?.keyed === true;
   if (input.markTick) ctes.push(`ticked AS (UPDATE ${t.state} SET last_tick_at = now() WHERE id = 1 RETURNING 1)`, queueMinuteCte(t));
   if (input.housekeeping) ctes.push(...housekeepingCtes(t, p, input.housekeeping));
+  if (input.flowCursor !== undefined) ctes.push(saveCursorCte(t, p, input.flowCursor));
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
   if (fanning) {
     const own = input.slot!.mode === "take" ? "SELECT slot FROM tick_free" : p.add((input.slot as { slot: number }).slot);

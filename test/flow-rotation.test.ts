@@ -26,5 +26,7 @@ describe("the round-robin over keys across ticks", () => {
     expect(ticks).toBeGreaterThan(1);
     // Where the last tick's round-robin ended is stored for the next.
     expect(await h.rows(`SELECT flow_cursor IS NOT NULL AS stored FROM ${jobs.tables.state}`)).toEqual([{ stored: true }]);
+    // Now nothing is due: a tick is one statement, however many keys hold delayed jobs.
+    expect(await jobs.tick({ budgetMs: 900, claimCutoffMs: 450, concurrency: 4 })).toMatchObject({ claimed: 0, statements: 1 });
   });
 });

@@ -92,10 +92,11 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   const keyed = flow.split || flow.keyed !== false;
   const ctes = input.after ? resumed(p, plain, first, input.after) : [plain("plain1", first)];
   if (keyed) ctes.push(
-    // Along queue_flow_idx, as the admission's own key scan starts: an EXISTS here is planned as a
-    // sequential scan, which walks every dead row a drain leaves at the start of the table.
+    // Whether a keyed job is due, from the head of queue_keyed_due_idx (migration 017): keys holding only
+    // delayed or debounced jobs then cost an idle tick nothing. An EXISTS here is planned as a sequential
+    // scan, which walks every dead row a drain leaves at the start of the table; ORDER BY ... LIMIT 1 is not.
     `keyed_waiting AS (
-      SELECT (SELECT flow_key FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL ORDER BY flow_key LIMIT 1) IS NOT NULL AS waiting)`,
+      SELECT (SELECT run_at FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL AS waiting)`,
     `flowed AS (
       SELECT f.job_id AS id, f.bucket, f.next_cursor, f.held, f.retry_at
       FROM ${t.prefix}flow_admit(${p.add(flow.limitsJson)}::jsonb,

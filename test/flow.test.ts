@@ -208,6 +208,12 @@ describe("rate limits", () => {
     expect(() => h.make([a, d])).toThrow(/jobs sharing a group must declare it alike/);
     expect(() => h.make([d, defineJob({ ...d, name: "g-e" })])).not.toThrow();
   });
+
+  it("two limited jobs whose names could share a bucket (one is the other's and a colon) are refused at createJobs", async () => {
+    const limited = (name: string) => defineJob({ name, schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: () => {} });
+    expect(() => h.make([limited("mail"), limited("mail:send")])).toThrow(/jobs mail and mail:send both have limits/);
+    expect(() => h.make([limited("mail"), defineJob({ name: "mail:send", schema: tenant, handler: () => {} })])).not.toThrow();
+  });
 });
 
 describe("definitions and keys", () => {

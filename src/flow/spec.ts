@@ -67,5 +67,13 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
     rules.set(job.name, { concurrency: job.concurrency?.limit, rates: list });
     limits[job.name] = { c: job.concurrency?.limit ?? null, r: list.map((r) => ({ s: r.scope, l: r.limit, p: r.periodMs, pad: ratePadMs(r.periodMs) })) };
   }
+  // Buckets are named `<job>:<key>`: jobs "mail" (key "send:x") and "mail:send" (key "x") would share one.
+  const limited = [...rules.keys()];
+  for (const a of limited) {
+    const b = limited.find((other) => other.startsWith(`${a}:`));
+    if (b !== undefined) {
+      throw new JobsError("invalid_config", `jobs ${a} and ${b} both have limits, and one's name is the other's followed by ":": their keys could name the same bucket; rename one`);
+    }
+  }
   return { enabled: rules.size > 0, limitsJson: JSON.stringify(limits), rules };
 };

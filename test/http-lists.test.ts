@@ -28,9 +28,13 @@ describe("jobs", () => {
     expect(echoes.body.items.map((j: { id: string }) => j.id)).toEqual([ids[5], ids[3], ids[1]]);
     expect((await call("GET", "/api/jobs?status=running")).body).toEqual({ items: [], nextCursor: null });
     // A well-formed cursor whose date does not exist (February 30th) is refused too, not passed to PostgreSQL.
-    const impossible = btoa(JSON.stringify(["2024-02-30T00:00:00.000000Z", crypto.randomUUID()])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    for (const q of ["status=dead", "limit=0", "limit=501", "limit=abc", "cursor=nope", "cursor=W10", `cursor=${impossible}`, "job=%00", "jobs=x", "limit=1&limit=2"]) {
+    const cursorAt = (at: string) => btoa(JSON.stringify([at, crypto.randomUUID()])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const impossible = cursorAt("2024-02-30T00:00:00.000000Z");
+    // Year 0 parses in JavaScript; PostgreSQL has none, and its refusal named no field.
+    const yearZero = cursorAt("0000-01-01T00:00:00.000000Z");
+    for (const q of ["status=dead", "limit=0", "limit=501", "limit=abc", "cursor=nope", "cursor=W10", `cursor=${impossible}`, `cursor=${yearZero}`, "job=%00", "jobs=x", "limit=1&limit=2"]) {
       expectError(await call("GET", `/api/jobs?${q}`), 422, "invalid_options");
+      if (q.startsWith("cursor=")) expect((await call("GET", `/api/dead-letters?${q}`)).body.error).toMatchObject({ code: "invalid_options", details: { field: "cursor" } });
     }
     // Refused by the store itself, so the dashboard (which has no SQLSTATE mapping) refuses it the same way.
     expect(() => decodeCursor(impossible)).toThrow("cursor");

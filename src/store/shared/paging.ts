@@ -44,10 +44,11 @@ export const decodeCursorParts = (cursor: string, length: number, maxChars = 200
 /** A list ordered by (time, id): the cursor is the last row's. */
 export const encodeCursor = (at: string, id: string): string => encodeCursorParts([at, id]);
 
-// Date.parse rolls "2024-02-30" over to March; PostgreSQL refuses it. Only a date that reads back the same is real.
+// Date.parse rolls "2024-02-30" over to March; PostgreSQL refuses it. Only a date that reads back the same is real,
+// and only one of the years a row can have (1970-9999: PostgreSQL has no year 0, which Date.parse takes).
 const isRealTime = (at: string): boolean => {
   const ms = Date.parse(at);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
+  return !Number.isNaN(ms) && ms >= 0 && ms < 253_402_300_800_000 && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
 };
 
 export const decodeCursor = (cursor: string): { at: string; id: string } => {

@@ -98,5 +98,11 @@ describe("dashboard input", () => {
     expect(await h.rows(`SELECT run_at, updated_at FROM jobs_queue WHERE id = $1`, [id])).toEqual(before);
     waiting.splice(0).forEach((go) => go());
     expect((await ticking).succeeded).toBe(1);
+    // Finished meanwhile (its page still open): 404 saying so, not "a tick is running it".
+    for (const action of ["run", "cancel"]) {
+      const done = await post(`/jobs/${id}/${action}`);
+      expect(done.status).toBe(404);
+      expect(await done.text()).toContain("This job has finished (succeeded)");
+    }
   });
 });

@@ -45,8 +45,13 @@ export const jobPages: Routes = (app, deps) => {
       const job = await c.var.jobs.get(id);
       const csrf = c.var.session.csrf;
       if (!job) return c.html(<JobNotFound base={base} csrf={csrf} id={id} />, 404);
-      const alert = `A tick is running this job now, so it cannot be ${path === "cancel" ? "cancelled" : "run again"}. Nothing was changed.`;
-      return c.html(<JobDetail base={base} csrf={csrf} job={job} alert={alert} />, 409);
+      const verb = path === "cancel" ? "cancelled" : "run again";
+      // Refused and still here: running, or it finished meanwhile (only its history has it).
+      const running = job.status === "running";
+      const alert = running
+        ? `A tick is running this job now, so it cannot be ${verb}. Nothing was changed.`
+        : `This job has finished (${job.status}), so it cannot be ${verb}. Nothing was changed.`;
+      return c.html(<JobDetail base={base} csrf={csrf} job={job} alert={alert} />, running ? 409 : 404);
     });
   act("cancel", (jobs, id) => jobs.cancel(id).then(() => false));
   act("run", (jobs, id) => jobs.run(id).then((r) => r.moved));

@@ -115,6 +115,8 @@ describe("run history pages", () => {
       expect(res!.status()).toBe(400);
       expect(await page.getByRole("alert").textContent()).toContain(message);
     }
+    // A date alone is a time as the API reads it (midnight UTC); the form's time without a zone is UTC.
+    for (const query of ["?since=2024-01-01", "?until=2024-01-01T10:00"]) expect((await page.goto(url(`/runs${query}`)))!.status()).toBe(200);
     for (const id of ["abc", "99999999", "-1"]) {
       const res = await page.goto(url(`/runs/${id}`));
       expect(res!.status()).toBe(404);

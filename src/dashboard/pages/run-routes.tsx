@@ -6,7 +6,7 @@ import { Page } from "../layout.js";
 import { type RunFilter, RunDetail, RunsList } from "./runs.js";
 
 /** A time from the form's datetime-local field (no zone) is read as UTC, as the label says. */
-const utcTime = (v: string | undefined) => (v && !/(Z|[+-]\d\d:?\d\d)$/i.test(v) ? `${v}Z` : v);
+const utcTime = (v: string | undefined) => (v && v.includes("T") && !/(Z|[+-]\d\d:?\d\d)$/i.test(v) ? `${v}Z` : v);
 
 /** The run history's pages: search, one run, and Run again. */
 export const runPages: Routes = (app, deps) => {

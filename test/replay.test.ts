@@ -134,6 +134,19 @@ describe("bulkReplay", () => {
     expect(new Set(r.skipped.map((s) => `${s.id}:${s.reason}`))).toEqual(new Set([`${a}:conflict`, `${c}:conflict`]));
   });
 
+  it("by filter passes over letters a live job blocks, so that calls get through the others and end", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    await h.rows(`DELETE FROM jobs_dead_letters`);
+    const blocked = await deadLetters([{ n: 60, key: "k60" }, { n: 61, key: "k61" }]);
+    for (const n of [60, 61]) await jobs.enqueue("fails", { n }, { idempotencyKey: `k${n}`, delayMs: 60_000 });
+    // Newer: they died after the blocked ones, so the oldest-first limit met only blocked letters before.
+    await h.rows(`UPDATE jobs_dead_letters SET dead_at = dead_at - interval '1 hour' WHERE id = ANY ($1::uuid[])`, [blocked]);
+    const free = await deadLetters([{ n: 62 }]);
+    const r = await bulkReplay(h.db, jobs.tables, { job: "fails", limit: 2 });
+    expect(r).toMatchObject({ replayed: free, remaining: 0 });
+    expect(await bulkReplay(h.db, jobs.tables, { job: "fails" })).toMatchObject({ replayed: [], remaining: 0 });
+  });
+
   it("replays all matching a reason filter in one statement, and counts what still matches", async () => {
     await h.rows(`DELETE FROM jobs_queue`);
     await h.rows(`DELETE FROM jobs_dead_letters`);

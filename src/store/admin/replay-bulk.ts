@@ -16,7 +16,10 @@ export interface BulkReplayResult {
   readonly replayed: string[];
   /** Ids not replayed: `not_found` (no such dead letter, or replayed meanwhile), `conflict` (a live job holds its id or key). */
   readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" }>;
-  /** By filter: dead letters still matching after this call (call again to continue). */
+  /**
+   * By filter: dead letters still matching after this call that a call could replay (call again to
+   * continue). Those whose id or key a live job holds are passed over and not counted, so calls end.
+   */
   readonly remaining: number;
 }
 
@@ -48,7 +51,8 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
       limit = selector.limit;
     }
     const conditions = [job !== undefined ? `d.job_name = ${p.add(job)}` : "", reason !== undefined ? `d.reason = ${p.add(reason)}` : ""];
-    filter = conditions.filter(Boolean).join(" AND ") || "true";
+    // Letters a live job blocks are passed over: else the oldest thousand, all blocked, came back on every call.
+    filter = [...conditions.filter(Boolean), `NOT ${liveTwin(t, "d")}`].join(" AND ");
   }
   const byIds = "ids" in selector;
   try {

@@ -36,6 +36,8 @@ describe("settings", () => {
     [{ JOBS_BATCH_SIZE: "1.5" }, "JOBS_BATCH_SIZE"],
     // Past what a timer can wait: a tick would end at once instead of never.
     [{ JOBS_TICK_BUDGET: "600h" }, "JOBS_TICK_BUDGET"],
+    // Above a job's own bound (1,000): every enqueue of a job without its own maxAttempts would fail.
+    [{ JOBS_MAX_ATTEMPTS: "5000" }, "JOBS_MAX_ATTEMPTS"],
   ])("rejects %o with an error naming %s", (env, name) => {
     try {
       settingsFromEnv(env);

@@ -33,7 +33,7 @@ export const VARS = {
   JOBS_CLAIM_INTERVAL: v("library", "1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often", duration(10)),
   JOBS_TABLE_PREFIX: v("library", "`jobs_`", "prefix of every table, so several queues can share a database", text),
   JOBS_MAX_PAYLOAD_BYTES: v("library", "1048576", "largest payload accepted", count),
-  JOBS_MAX_ATTEMPTS: v("library", "5", "for jobs that do not say", count),
+  JOBS_MAX_ATTEMPTS: v("library", "5", "for jobs that do not say (1 to 1,000)", count),
   JOBS_HISTORY_RETENTION: v("library", "7d", "how long run history (every attempt, with output, error, stack and logs) is kept; `off` records none", (n, raw) => retentionSetting(n, raw, "off")),
   JOBS_METRICS_RETENTION: v("library", "30d", "how long the per-minute counts, duration histograms and queue depths are kept", (n, raw) => retentionSetting(n, raw)),
   JOBS_DEAD_LETTER_RETENTION: v("library", "keep", "how long dead letters are kept; `keep` keeps them until replayed or discarded", (n, raw) => retentionSetting(n, raw, "keep")),

@@ -1,5 +1,6 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
+import { MAX_ATTEMPTS } from "../terms.js";
 import { durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
 
 export { durationSetting, type Env } from "./parse.js";
@@ -87,7 +88,8 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
     claimCutoffMs: duration(n("claimCutoffMs"), merged.claimCutoffMs),
     tablePrefix,
     maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes),
-    defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts),
+    // A job's maxAttempts is at most MAX_ATTEMPTS; a default above it would fail every enqueue of a job without its own.
+    defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts, 1, MAX_ATTEMPTS),
     maxTicks: positiveInt(n("maxTicks"), merged.maxTicks),
     graceMs: duration(n("graceMs"), merged.graceMs),
     claimIntervalMs: durationSetting(n("claimIntervalMs"), merged.claimIntervalMs, 10),

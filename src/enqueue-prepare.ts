@@ -57,7 +57,8 @@ export const prepareJob = (
     }
     if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
     if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
-    debounceKey = shortText(d.key, "debounce.key", where);
+    // Without a key there is nothing to debounce on: it would be a plain delayed job, silently.
+    debounceKey = shortText(d.key, "debounce.key", where) ?? badOption("debounce.key must be a string of 1 to 255 characters", where, "debounce.key");
     delayMs = Math.round(d.delayMs);
   }
   const priority = item.priority ?? job.priority ?? 0;

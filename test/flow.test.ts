@@ -262,6 +262,10 @@ describe("debounce", () => {
     await jobs.enqueue("reindex2", {}, { debounce: { key: "k", delayMs: 120_000 } });
     const [row] = await h.rows<{ wait: number }>(`SELECT (extract(epoch FROM run_at - now()) * 1000)::float8 AS wait FROM ${jobs.tables.queue} WHERE id = $1`, [a.id]);
     expect(row!.wait).toBeGreaterThan(110_000);
+    for (const debounce of [{ delayMs: 5 }, { key: null, delayMs: 5 }]) {
+      const e = await jobs.enqueueUnchecked([{ job: "reindex2", payload: {}, debounce: debounce as never }]).catch((x: unknown) => x);
+      expect(isJobsError(e) && e.code === "invalid_options" && e.details).toMatchObject({ field: "debounce.key" });
+    }
     for (const opts of [{ delayMs: 5 }, { runAt: new Date() }, { idempotencyKey: "x" }]) {
       const e = await jobs.enqueue("reindex2", {}, { debounce: { key: "k", delayMs: 1 }, ...opts }).catch((x: unknown) => x);
       expect(isJobsError(e) && e.code === "invalid_options").toBe(true);

@@ -214,6 +214,19 @@ describe("rate limits", () => {
     expect(() => h.make([limited("mail"), limited("mail:send")])).toThrow(/jobs mail and mail:send both have limits/);
     expect(() => h.make([limited("mail"), defineJob({ name: "mail:send", schema: tenant, handler: () => {} })])).not.toThrow();
   });
+
+  it("stats credit a running bucket to the job with the limit when one job's name is another's and a colon", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const plain = defineJob({ name: "mail", schema: tenant, handler: () => {} });
+    const limited = defineJob({ name: "mail:send", schema: tenant, concurrency: { limit: 2, key: (p) => p.tenant }, handler: () => gate });
+    const jobs = await h.isolated([plain, limited]);
+    await jobs.enqueue("mail:send", { tenant: "bob", n: 1 });
+    const ticking = jobs.tick({ budgetMs: 3_000 });
+    await expect.poll(async () => (await jobs.stats()).flowRunning).toEqual([{ bucket: "c:mail:send:bob", running: 1, job: "mail:send", key: "bob", limit: 2 }]);
+    release();
+    await ticking;
+  });
 });
 
 describe("definitions and keys", () => {

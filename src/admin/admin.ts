@@ -121,7 +121,11 @@ export const queueAdmin = (env: {
       const stats = await getStats(db, t);
       // Buckets are named "c:<job>:<key>"; job names may hold ":" too, so they are matched against the jobs in code.
       const flowRunning = stats.flowRunning.map((b) => {
-        const job = [...env.registry.keys()].find((name) => b.bucket.startsWith(`c:${name}:`));
+        // Of the names that fit, one with a concurrency limit, then the longest ("mail" must not take "mail:send"'s buckets).
+        const limited = (name: string) => (env.flow?.rules.get(name)?.concurrency !== undefined ? 1 : 0);
+        const job = [...env.registry.keys()]
+          .filter((name) => b.bucket.startsWith(`c:${name}:`))
+          .sort((x, y) => limited(y) - limited(x) || y.length - x.length)[0];
         return job === undefined ? b : { ...b, job, key: b.bucket.slice(job.length + 3), limit: env.flow?.rules.get(job)?.concurrency };
       });
       return { ...stats, flowRunning };

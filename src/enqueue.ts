@@ -81,8 +81,13 @@ export const enqueueMany = async (
   /** The trace context of the enqueueing request (an observer's), stored with every job of the batch. */
   traceparent?: () => string | undefined,
 ): Promise<EnqueueResult[]> => {
+  // Callers in JavaScript can pass anything: a clear error, not a TypeError from deep inside.
+  if (!Array.isArray(items)) throw new JobsError("invalid_options", "enqueueMany takes an array of { job, payload, ...options }", { field: "items" });
   const trace = traceparent?.();
-  const rows = items.map((item, index) => prepareJob(registry, settings, item, batch ? { index } : {}, trace));
+  const rows = items.map((item, index) => {
+    if (typeof item !== "object" || item === null) throw new JobsError("invalid_options", "each item must be { job, payload, ...options }", batch ? { index } : {});
+    return prepareJob(registry, settings, item, batch ? { index } : {}, trace);
+  });
   // One statement may not touch a row twice: repeats of an idempotency key within the batch share
   // the first row; repeats of a debounce key, the last (the last payload wins).
   const byBatchKey = new Map<string, NewJobRow>();

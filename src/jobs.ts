@@ -115,8 +115,8 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     db,
     logger,
     migrate: () => migrate(db, settings.tablePrefix),
-    async enqueue(job, payload, opts = {}) {
-      const { db: client, ...rest } = opts as EnqueueOptions & WithDb;
+    async enqueue(job, payload, opts) {
+      const { db: client, ...rest } = (opts ?? {}) as EnqueueOptions & WithDb;
       const [result] = await enqueueUnchecked([{ ...rest, job, payload }], { db: client, batch: false });
       return result!;
     },

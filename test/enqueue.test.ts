@@ -88,6 +88,14 @@ describe("enqueue", () => {
     ]);
   });
 
+  it("answers what JavaScript callers may pass instead of a list or options with a JobsError, not a TypeError", async () => {
+    const jobs = await h.isolated([other]);
+    for (const items of [{}, [null], ["other"]]) expect((await caught(jobs.enqueueUnchecked(items as never))).code).toBe("invalid_options");
+    expect(await jobs.enqueue("other", {}, null as never)).toMatchObject({ deduplicated: false });
+    expect((await caught(jobs.deadLetters.discard(5 as never))).code).toBe("not_found");
+    expect(await jobs.deadLetters.discardMany(["A", 5] as never)).toMatchObject({ discarded: [] });
+  });
+
   it("reports zod's issues for an invalid payload, pointing at the field", async () => {
     const jobs = await h.isolated([email]);
     const error = await caught(jobs.enqueue("send-email", { to: "x", subject: 5 } as never));

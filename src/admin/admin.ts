@@ -166,7 +166,7 @@ export const queueAdmin = (env: {
           throw new JobsError("invalid_options", `ids must be a list of 1 to ${MAX_BULK_REPLAY} dead letter ids`, { field: "ids" });
         }
         const gone = new Set(await discardDeadLetters(db, t, ids));
-        return { discarded: [...gone], missing: ids.filter((id) => !gone.has(id.toLowerCase())) };
+        return { discarded: [...gone], missing: ids.filter((id) => typeof id !== "string" || !gone.has(id.toLowerCase())) };
       },
     },
   };

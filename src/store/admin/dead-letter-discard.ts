@@ -4,7 +4,8 @@ import { Params, type Tables } from "../shared/tables.js";
 
 /** Deletes dead letters for good, in one statement. Returns the ids that existed (and are now gone). */
 export const discardDeadLetters = async (db: Db, t: Tables, ids: readonly string[]): Promise<string[]> => {
-  const valid = [...new Set(ids.map((id) => id.toLowerCase()))].filter(isUuid);
+  // An id that is not a string names no dead letter (as a malformed one does).
+  const valid = [...new Set(ids.filter((id) => typeof id === "string").map((id) => id.toLowerCase()))].filter(isUuid);
   if (valid.length === 0) return [];
   const p = new Params();
   const { rows } = await db.query<{ id: string }>(

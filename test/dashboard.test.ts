@@ -103,6 +103,28 @@ describe("dashboard login and session", () => {
     expect(foreign.headers.get("set-cookie")).toBeNull();
   });
 
+  it("refuses a form larger than it can be (413) before reading it whole, the open login and forms behind it", async () => {
+    const stream = (bytes: number) => new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let sent = 0; sent < bytes; sent += 65_536) c.enqueue(new TextEncoder().encode(`password=${"x".repeat(65_527)}`));
+        c.close();
+      },
+    });
+    const big = `password=${"x".repeat(100_000)}`;
+    for (const body of [big, stream(200_000)]) {
+      const res = await app.request(`${ORIGIN}/dashboard/login`, {
+        method: "POST", headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" }, body, ...(typeof body === "string" ? {} : { duplex: "half" }),
+      } as RequestInit);
+      expect(res.status).toBe(413);
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+    const { cookie, csrf } = await login();
+    const huge = await post("/dashboard/dead-letters/replay", { _csrf: csrf, job: "x".repeat(9 * 1_048_576) }, { cookie });
+    expect(huge.status).toBe(413);
+    // The login's fields still parse as before.
+    expect((await post("/dashboard/login", { password: PASSWORD, next: "/dashboard/runs" })).headers.get("location")).toBe("/dashboard/runs");
+  });
+
   it("slows down repeated wrong passwords from one address: after 5, tries wait and are answered 429 with Retry-After", async () => {
     // The real mount, reading the address from a header a proxy in front would set.
     const throttled = createApp({ jobs, env: { ...env, DASHBOARD_CLIENT_IP_HEADER: "x-real-ip" } });

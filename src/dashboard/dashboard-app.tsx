@@ -1,3 +1,4 @@
+import { readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import type { Env } from "../settings/library.js";
@@ -81,7 +82,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       if (!originAllowed(c, auth.origins)) {
         return refuse(c, 403, "Refused", "This request came from another site (its Origin is not the dashboard's). Nothing was changed.");
       }
-      const form = (await c.req.parseBody({ all: true }).catch(() => ({}))) as Form;
+      const form = await readForm(c.req.raw, SESSION_FORM_BYTES);
+      if (!form) return c.html(<RefusedPage base={base} title="Too large" message="This form is larger than the dashboard takes. Nothing was changed." />, 413);
       if (!(await tokenMatches(session, form._csrf))) {
         return refuse(c, 403, "Refused", "This form is stale or did not come from the dashboard (its CSRF token does not match). Reload the page and try again. Nothing was changed.");
       }

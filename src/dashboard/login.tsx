@@ -1,3 +1,4 @@
+import { LOGIN_FORM_BYTES, readForm } from "./form-body.js";
 import type { Context, Hono } from "hono";
 import type { Env } from "../settings/library.js";
 import type { DashboardEnv } from "./dashboard-app.js";
@@ -49,8 +50,11 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
     if (!originAllowed(c, d.auth.origins)) {
       return c.html(<RefusedPage base={base} title="Refused" message="This login did not come from the dashboard's own page." />, 403);
     }
-    // A body that does not parse is a try without a password: counted, never a 500.
-    const form: Record<string, unknown> = await c.req.parseBody().catch(() => ({}));
+    // A body that does not parse is a try without a password: counted, never a 500. One past the
+    // limit is refused before it is read whole (this route is open to anyone).
+    const read = await readForm(c.req.raw, LOGIN_FORM_BYTES);
+    if (!read) return c.html(<RefusedPage base={base} title="Too large" message="This login form is larger than a login can be." />, 413);
+    const form: Record<string, unknown> = Object.fromEntries(Object.entries(read).map(([k, v]) => [k, Array.isArray(v) ? v[0] : v]));
     const next = safeNext(form.next);
     const ok = typeof form.password === "string" && (await d.sessions.checkPassword(form.password));
     const address = clientAddress(c, d.auth.address, d.env);

@@ -1,0 +1,41 @@
+import type { Form } from "./dashboard-app.js";
+
+/** The login form: a password and where to go next. */
+export const LOGIN_FORM_BYTES = 16_384;
+/** Forms behind the login, the largest an edited payload (urlencoded, so up to three times its size) and a list of ids. */
+export const SESSION_FORM_BYTES = 8 * 1_048_576;
+
+/**
+ * A form body, read with a byte limit checked before (Content-Length) and while reading, so a body
+ * is never buffered whole past it: null when it is larger. A body that does not parse is an empty form.
+ * Repeated fields become arrays, as Hono's `parseBody({ all: true })` gives them.
+ */
+export const readForm = async (req: Request, limit: number): Promise<Form | null> => {
+  const declared = req.headers.get("content-length")?.trim();
+  if (declared && /^\d+$/.test(declared) && Number(declared) > limit) return null;
+  if (!req.body) return {};
+  const reader = req.body.getReader();
+  const chunks: Uint8Array<ArrayBuffer>[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(new Uint8Array(value));
+  }
+  try {
+    const data = await new Response(new Blob(chunks), { headers: { "content-type": req.headers.get("content-type") ?? "" } }).formData();
+    const form: Form = {};
+    for (const [key, value] of data.entries()) {
+      const seen = form[key];
+      form[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+    }
+    return form;
+  } catch {
+    return {};
+  }
+};

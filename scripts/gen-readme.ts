@@ -8,6 +8,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Group, VARS } from "../src/settings/catalog.js";
+import { VAR_DOCS } from "../src/settings/catalog-docs.js";
 import { ENV_NAMES } from "../src/settings/library.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -18,7 +19,9 @@ const settingOf = new Map<string, string>(Object.entries(ENV_NAMES).map(([settin
 
 /** One group's table: the variable, its setting in code (library only), default, meaning. */
 export const settingsTable = (group: Group): string => {
-  const rows = Object.entries(VARS).filter(([, v]) => v.group === group);
+  const rows = Object.entries(VARS)
+    .filter(([, v]) => v.group === group)
+    .map(([name]) => [name, { default: VAR_DOCS[name as keyof typeof VAR_DOCS][0], meaning: VAR_DOCS[name as keyof typeof VAR_DOCS][1] }] as const);
   const library = group === "library";
   const head = library ? "| variable | setting | default | meaning |\n|---|---|---|---|" : "| variable | default | meaning |\n|---|---|---|";
   const line = ([name, v]: (typeof rows)[number]) =>

@@ -1,6 +1,7 @@
 // The dashboard's login, session, CSRF and escaping, through the HTTP app that mounts it,
 // request by request against a real PostgreSQL.
 import { describe, expect, it } from "vitest";
+import { createDashboard } from "../src/dashboard/dashboard-app.js";
 import { createApp } from "../src/http/api-app.js";
 import { randomToken, sessionKey, signSession, verifySession } from "../src/dashboard/session.js";
 import { deadCount, fixtureJobs, PASSWORD, queuedCount } from "./support/browser.js";
@@ -54,6 +55,14 @@ describe("dashboard configuration", () => {
         expect(text).toContain("DASHBOARD_PASSWORD");
         expect(res.headers.get("set-cookie")).toBeNull();
       }
+    }
+    // A session longer than a duration setting takes names its real bounds (it said "at least 1m");
+    // in code, past a cookie's 400-day Max-Age, it was a 500 at login.
+    for (const [settings, ttl] of [[{ DASHBOARD_SESSION_TTL: "30d" }, undefined], [{}, 401 * 86_400_000]] as const) {
+      const closed = createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD, ...settings }, ...(ttl ? { sessionTtlMs: ttl } : {}) });
+      const res = await closed.request(`${ORIGIN}/login`);
+      expect(res.status).toBe(503);
+      expect(await res.text()).toContain("DASHBOARD_SESSION_TTL must be a duration from 1m to 24d");
     }
   });
 

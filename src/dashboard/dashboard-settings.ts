@@ -1,5 +1,7 @@
 import { read } from "../settings/catalog.js";
 import type { Env } from "../settings/parse.js";
+
+const MAX_TTL_MS = 24 * 86_400_000;
 import type { AddressSource } from "./client-address.js";
 
 export const MIN_PASSWORD = 12;
@@ -55,7 +57,8 @@ export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): Dashb
   } catch {
     ttlMs = 0;
   }
-  if (!(ttlMs >= 60_000)) return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration of at least 1m, such as 8h." };
+  // At most 24 days: what a duration setting takes (a timer's limit), and well within a cookie's 400-day Max-Age.
+  if (!(ttlMs >= 60_000 && ttlMs <= MAX_TTL_MS)) return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration from 1m to 24d, such as 8h." };
   const origins = options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? [];
   const header = (options.clientIpHeader ?? read(env, "DASHBOARD_CLIENT_IP_HEADER") ?? "").trim().toLowerCase();
   if (header !== "" && !HEADER_NAME.test(header)) {

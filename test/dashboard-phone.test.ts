@@ -11,7 +11,9 @@ import { harness, sleep } from "./support/harness.js";
 const h = await harness("dash_phone");
 const waiting: Array<() => void> = [];
 const LONG = "x".repeat(400);
-const slow = defineJob({ name: "a-rather-long-job-name-for-a-phone", schema: z.object({ blob: z.string() }), handler: () => new Promise<void>((go) => waiting.push(go)) });
+// As long as a name may nearly be (128): every title, filter and cell showing it must wrap or shrink.
+const SLOW = `billing.invoices.generate-monthly-statement-pdf.${"for-every-tenant-".repeat(4)}`.slice(0, 120);
+const slow = defineJob({ name: SLOW, schema: z.object({ blob: z.string() }), handler: () => new Promise<void>((go) => waiting.push(go)) });
 const broken = defineJob({
   name: "broken",
   schema: z.object({ blob: z.string() }),
@@ -46,10 +48,10 @@ beforeAll(async () => {
 
   ids.dead = (await jobs.enqueue("broken", { blob: LONG })).id;
   expect((await jobs.tick({ budgetMs: 5_000 })).deadLettered).toBe(1);
-  ids.running = (await jobs.enqueue("a-rather-long-job-name-for-a-phone", { blob: LONG })).id;
+  ids.running = (await jobs.enqueue(SLOW, { blob: LONG })).id;
   ticking = jobs.tick({ budgetMs: 20_000 });
   while ((await jobs.get(ids.running))?.status !== "running") await sleep(20);
-  ids.delayed = (await jobs.enqueue("a-rather-long-job-name-for-a-phone", { blob: LONG }, { delayMs: 3_600_000, idempotencyKey: LONG.slice(0, 200) })).id;
+  ids.delayed = (await jobs.enqueue(SLOW, { blob: LONG }, { delayMs: 3_600_000, idempotencyKey: LONG.slice(0, 200) })).id;
 });
 
 afterAll(async () => {

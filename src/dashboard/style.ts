@@ -14,7 +14,7 @@ header.top nav a{color:#fff;text-decoration:none;padding:6px 10px;border-radius:
 header.top nav a[aria-current=page]{background:#57606a}
 header.top form{margin-left:auto}
 main{max-width:1100px;margin:0 auto;padding:16px}
-h1{font-size:1.5rem;margin:8px 0 16px}
+h1{font-size:1.5rem;margin:8px 0 16px}h1,h2,h3,td,th,a{overflow-wrap:break-word}
 h2{font-size:1.15rem;margin:24px 0 8px}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:12px}
@@ -31,9 +31,9 @@ pre{background:var(--panel);border:1px solid var(--line);border-radius:6px;paddi
 .muted{color:var(--muted)}
 .clip{max-width:360px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 form.inline{display:inline}
-.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin-bottom:12px}
+.filters{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:flex-end;margin-bottom:12px}.filters>div{min-width:0;max-width:100%}.filters select{width:100%}
 .filters label,.field label{display:block;font-size:.85rem;color:var(--muted)}
-input,select,textarea{font:inherit;padding:6px 8px;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--fg)}
+input,select,textarea{font:inherit;padding:6px 8px;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--fg);max-width:100%}
 textarea{width:100%;min-height:180px;font-family:ui-monospace,Menlo,Consolas,monospace}
 button{font:inherit;padding:6px 12px;border-radius:6px;border:1px solid #1f2328;background:#f6f8fa;color:var(--fg);cursor:pointer;min-height:36px}
 button.primary{background:#1f6feb;border-color:#1f6feb;color:#fff}
@@ -82,6 +82,7 @@ header.top nav{display:none;order:3;width:100%;flex-direction:column}
 table.stack thead{display:none}
 table.stack,.stack tbody,.stack tr,.stack td{display:block;width:auto}
 .stack tr{border-bottom:1px solid var(--line);padding:6px 0}
-.stack td{border:0;padding:2px 4px;text-align:left;max-width:100%}
+.stack td{border:0;padding:2px 4px;text-align:left;max-width:100%;overflow-wrap:anywhere}
+h1,h2,h3{overflow-wrap:anywhere}
 .stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted);font-size:.85rem}}
 `;

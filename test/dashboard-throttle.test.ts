@@ -144,9 +144,18 @@ describe("login throttle: other addresses and the global count", () => {
     expect(await answer(await t.from("10.9.0.3", WRONG))).toMatchObject({ status: 401, retryAfter: String(THROTTLE.globalMaxWaitS) });
     expect(t.jobs.logs.filter((e) => e.msg.includes("every address"))).toHaveLength(1);
 
-    // After a quiet window the global count starts again.
+    // After the window the global count starts again.
     t.advance(THROTTLE.globalWindowS + 1);
     expect(await answer(await t.from("10.9.0.4", WRONG))).toMatchObject({ status: 401, retryAfter: null });
+  });
+
+  it("counts all addresses' failures within a window: a steady trickle never slows anyone", async () => {
+    const t = await setup();
+    // 150 failures from 150 addresses, one every 10 minutes: never more than 2 in 15 minutes.
+    for (let i = 0; i < 150; i++) {
+      expect(await answer(await t.from(`10.10.${Math.floor(i / 200)}.${i % 200}`, WRONG)), `failure ${i + 1}`).toMatchObject({ status: 401, retryAfter: null });
+      t.advance(600);
+    }
   });
 
   it("keeps the table small: rows of addresses forgotten an hour ago are removed by later attempts", async () => {

@@ -18,7 +18,7 @@ export const THROTTLE = {
   /** Under that pressure every failure costs its address at least 1 s, doubling every `globalStep` more failures. */
   globalStep: 100,
   globalMaxWaitS: 30,
-  /** The count for all addresses restarts after this long without a failure. */
+  /** Failures of all addresses are counted in windows this long (the window starts at its first failure). */
   globalWindowS: 15 * 60,
   /** Forgotten rows one attempt removes, so no statement does unbounded work. */
   cleanupBatch: 20,
@@ -50,12 +50,14 @@ const waitUntil = (n: string) => `${T} + make_interval(secs => greatest(${ownWai
  * write: the upsert locks the address's row and decides from its latest version. $1 the
  * address key, $2 whether the password was right, $3 the clock (NULL: the database's).
  * A waiting address's row is left as it is (the ON CONFLICT ... WHERE refuses the update), so
- * attempts made while waiting never lengthen the wait. The global row counts only failures.
+ * attempts made while waiting never lengthen the wait. The global row counts only failures, in
+ * windows of globalWindowS that start at their first failure (its `blocked_until` holds the start:
+ * no address waits on that row), so a steady trickle of failures never adds up to a slow-down.
  */
 export const throttleStatement = (table: string): string => {
   const n = `least((CASE WHEN r.updated_at < ${T} - ${seconds(THROTTLE.forgetS)} THEN 0 ELSE r.failures END) + 1, 1000000)`;
   return `WITH g0 AS (
-  SELECT COALESCE(max(CASE WHEN updated_at >= ${T} - ${seconds(THROTTLE.globalWindowS)} THEN failures END), 0) + 1 AS n
+  SELECT COALESCE(max(CASE WHEN blocked_until >= ${T} - ${seconds(THROTTLE.globalWindowS)} THEN failures END), 0) + 1 AS n
   FROM ${table} WHERE key = '${ALL_ADDRESSES}'
 ), pre AS (
   SELECT blocked_until FROM ${table} WHERE key = $1::text
@@ -73,9 +75,10 @@ export const throttleStatement = (table: string): string => {
   RETURNING failures, blocked_until
 ), g AS (
   INSERT INTO ${table} AS r (key, failures, blocked_until, updated_at)
-  SELECT '${ALL_ADDRESSES}', 1, 'epoch'::timestamptz, ${T} FROM a WHERE NOT $2::boolean
+  SELECT '${ALL_ADDRESSES}', 1, ${T}, ${T} FROM a WHERE NOT $2::boolean
   ON CONFLICT (key) DO UPDATE SET
-    failures = least((CASE WHEN r.updated_at < ${T} - ${seconds(THROTTLE.globalWindowS)} THEN 0 ELSE r.failures END) + 1, 1000000000),
+    failures = least((CASE WHEN r.blocked_until < ${T} - ${seconds(THROTTLE.globalWindowS)} THEN 0 ELSE r.failures END) + 1, 1000000000),
+    blocked_until = CASE WHEN r.blocked_until < ${T} - ${seconds(THROTTLE.globalWindowS)} THEN ${T} ELSE r.blocked_until END,
     updated_at = ${T}
   RETURNING failures
 ), gone AS (

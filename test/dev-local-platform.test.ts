@@ -2,6 +2,7 @@
 // /api/tick, they overlap as on a platform, and stop waits for the ticks it runs.
 import { describe, expect, it } from "vitest";
 import { createLocalPlatform, nextSlot } from "../src/dev/local-platform.js";
+import { urlHost } from "../src/dev/server.js";
 import { readTickRequest } from "../src/http/tick-request.js";
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
@@ -64,5 +65,11 @@ describe("the dev server's local platform", () => {
     local.spawn([{ slot: 1, token: crypto.randomUUID() }]);
     await settle();
     expect(r.sent).toEqual([]);
+  });
+});
+
+describe("the address the local cron and the printed links use", () => {
+  it("is the address the server listens on: an IPv6 literal in brackets, any address through a loopback", () => {
+    expect(["127.0.0.1", "::1", "0.0.0.0", "::", "192.168.1.5", "dev.local"].map(urlHost)).toEqual(["localhost", "[::1]", "127.0.0.1", "localhost", "192.168.1.5", "dev.local"]);
   });
 });

@@ -3,7 +3,7 @@
 // the dashboard, run jobs, stop on SIGINT with exit code 0 leaving no job
 // running, and find the same data when started again.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
@@ -182,6 +182,29 @@ describe("npm run dev", () => {
     const attemptOf = async () => ((await (await api(`/api/jobs/${reportId}`)).json()) as { job: string; attempt: number }).attempt;
     await expect.poll(attemptOf, { timeout: 15_000, interval: 200 }).toBeGreaterThanOrEqual(2);
     expect(await interrupt(dev)).toBe(0);
+  });
+
+  it("refuses a second dev server from the same folder, or on a port in use, before it touches anything", async () => {
+    const first = running.find((d) => d.child.exitCode === null) ?? (await startDev());
+    const fresh = mkdtempSync(join(tmpdir(), "pgtick-dev-fresh-"));
+    const attempt = async (env: Record<string, string>) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], { cwd: root, env: isolatedEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      return { code: await new Promise<number | null>((done) => child.once("exit", done)), stderr };
+    };
+    // The same folder on another port: it would have stopped the first one's PostgreSQL.
+    const same = await attempt({ DEV_DIR: dir, PORT: String(await freePort()) });
+    expect(same.code).toBe(1);
+    expect(same.stderr).toContain(`is in use by the dev server at`);
+    // A taken port with a fresh folder: refused before a database is made or migrated.
+    const taken = await attempt({ DEV_DIR: fresh, PORT: String(port) });
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toContain(`PORT ${port} is in use`);
+    expect(existsSync(join(fresh, "pg"))).toBe(false);
+    rmSync(fresh, { recursive: true, force: true });
+    expect((await fetch(`${base}/api/health`)).status).toBe(200);
+    expect(first.child.exitCode).toBeNull();
   });
 
   it("says in one line why it cannot start", async () => {

@@ -1,7 +1,7 @@
 // `npm run dev`: PostgreSQL, migrations, the API and the dashboard on one port,
 // and a local cron that ticks, all in one process that Ctrl-C stops cleanly.
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
@@ -15,7 +15,7 @@ import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
 import { jobsFromModule } from "../module/jobs-module.js";
 import { devLogger } from "./log.js";
-import { devPaths, type DevServerInfo } from "./paths.js";
+import { devPaths, type DevServerInfo, runningDevServer } from "./paths.js";
 import { type DevPostgres, startDevPostgres } from "./postgres.js";
 import { loadSecrets } from "./secrets.js";
 import { createLocalPlatform } from "./local-platform.js";
@@ -50,7 +50,6 @@ export interface DevServer {
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
 
-
 const listen = (server: Server, port: number, host: string): Promise<number> =>
   new Promise((done, fail) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
@@ -61,6 +60,17 @@ const listen = (server: Server, port: number, host: string): Promise<number> =>
       done(typeof address === "object" && address ? address.port : port);
     });
   });
+
+/** Whether `port` can be listened on, asked before anything is started or written (a taken port changes nothing). */
+const checkPort = async (port: number, host: string): Promise<void> => {
+  const probe = createServer();
+  await listen(probe, port, host);
+  await new Promise<void>((done) => probe.close(() => done()));
+};
+
+/** How this machine reaches an address the server listens on (an IPv6 literal in brackets; any address via localhost). */
+export const urlHost = (host: string): string =>
+  host === "127.0.0.1" || host === "::" || host === "localhost" ? "localhost" : host === "0.0.0.0" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
 
 const closeServer = (server: Server): Promise<void> =>
   new Promise((done) => {
@@ -80,6 +90,11 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const logger: Logger = read(env, "LOG_FORMAT") === "json" ? jsonLogger(level, out) : devLogger(level, out, color);
   const modulePath = read(env, "JOBS_MODULE") ?? DEFAULT_JOBS_MODULE;
   const givenDatabase = read(env, "DATABASE_URL");
+  const host = read(env, "HOST") ?? "127.0.0.1";
+  // Another dev server from this folder owns its database: starting would stop that server's PostgreSQL.
+  const other = runningDevServer(env, io.cwd);
+  if (other) throw config("DEV_DIR", `${paths.dir} is in use by the dev server at ${other.url} (pid ${other.pid}): stop it, or set DEV_DIR to another folder`);
+  await checkPort(port, host);
   const mod = await loadJobsModule(modulePath, io.cwd);
   mkdirSync(paths.dir, { recursive: true });
 
@@ -142,9 +157,10 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     });
     // The same app as on a platform: the API under /api, the dashboard under /dashboard.
     const server = createAdaptorServer({ fetch: api.fetch }) as Server;
-    const boundPort = await listen(server, port, read(env, "HOST") ?? "127.0.0.1");
+    const boundPort = await listen(server, port, host);
     cleanups.push(() => closeServer(server));
-    url = `http://localhost:${boundPort}`;
+    // The local cron and the printed links reach the address it listens on (HOST=::1 is not localhost's 127.0.0.1).
+    url = `http://${urlHost(host)}:${boundPort}`;
 
     // Stopped in reverse: the ticks first (they requeue through the pool), then the server, the pool, PostgreSQL.
     local.start();

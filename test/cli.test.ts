@@ -177,6 +177,19 @@ describe("the pgtick executable", () => {
     expect(verbose.stderr).toMatch(/\n\s+at /);
   });
 
+  it("exits once a tick's report is out, not when a handler it requeued at the deadline ends", async () => {
+    const { env, rows } = await fresh();
+    await bin(["enqueue", "build-report", '{"seconds":30}'], env);
+    const started = Date.now();
+    const run = await bin(["tick", "--budget", "2s"], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/requeued 1/);
+    // Before, it stayed for a late settle that timed out on its closed pool, and said so.
+    expect(run.stderr).not.toMatch(/late settlement/);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(await rows(`SELECT status FROM {p}queue`)).toEqual([{ status: "queued" }]);
+  });
+
   it("takes none of pgtick's or node-postgres' variables from the shell the tests run in", async () => {
     const { env, rows } = await fresh();
     const saved = { ...process.env };

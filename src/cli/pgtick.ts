@@ -25,4 +25,9 @@ const code = await runCli(process.argv.slice(2), {
   signal: controller.signal,
   stdin: readStdin,
 });
-process.exitCode = code;
+// Done once the command is: a tick's handlers still going when it returned were requeued and their
+// late results are fenced out, so the process does not wait for them (nor for a late settle that
+// could only time out on a closed pool). Output is flushed first.
+const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((done) => stream.write("", () => done()));
+await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+process.exit(code);

@@ -1,3 +1,4 @@
+import { checkEnv } from "../src/settings/catalog.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
@@ -38,6 +39,8 @@ describe("settings", () => {
     [{ JOBS_TICK_BUDGET: "600h" }, "JOBS_TICK_BUDGET"],
     // Above a job's own bound (1,000): every enqueue of a job without its own maxAttempts would fail.
     [{ JOBS_MAX_ATTEMPTS: "5000" }, "JOBS_MAX_ATTEMPTS"],
+    // Past a PostgreSQL integer: the tick's claim failed on it.
+    [{ JOBS_CONCURRENCY: "3000000000" }, "JOBS_CONCURRENCY"],
   ])("rejects %o with an error naming %s", (env, name) => {
     try {
       settingsFromEnv(env);
@@ -68,5 +71,20 @@ describe("defineJob", () => {
     expect(() => defineJob({ name: " padded", schema: z.object({}), handler: () => {} })).toThrow("job name");
     expect(() => defineJob({ name: "a\nb", schema: z.object({}), handler: () => {} })).toThrow("job name");
     expect(defineJob({ name: "ns:send/email v2 ✉", schema: z.object({}), handler: () => {} }).name).toBe("ns:send/email v2 ✉");
+  });
+});
+
+describe("variables read outside the library's settings", () => {
+  it.each([
+    [{ DATABASE_URL: "postgres://postgres@127.0.0.1:notaport/x" }, "DATABASE_URL"],
+    [{ DATABASE_URL: "garbage" }, "DATABASE_URL"],
+    [{ JOBS_KICK_BUDGET: "0" }, "JOBS_KICK_BUDGET"],
+    [{ JOBS_KICK: "maybe" }, "JOBS_KICK"],
+  ])("checkEnv refuses %o at start, naming %s", (env, name) => {
+    expect(() => checkEnv(env)).toThrow(name);
+  });
+
+  it("takes good values", () => {
+    expect(() => checkEnv({ DATABASE_URL: "postgresql://u:p@db.example.com:5432/app?sslmode=require", JOBS_KICK: "off", JOBS_KICK_BUDGET: "5s" })).not.toThrow();
   });
 });

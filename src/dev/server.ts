@@ -7,7 +7,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
 import { oneLine } from "../exit-codes.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
-import { read } from "../settings/catalog.js";
+import { checkEnv, read } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
@@ -82,6 +82,7 @@ const closeServer = (server: Server): Promise<void> =>
 /** Starts everything; resolves when the app listens and the first tick has been started. */
 export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const { env, out } = io;
+  checkEnv(env);
   const paths = devPaths(env, io.cwd);
   const port = read(env, "PORT") ?? DEFAULT_PORT;
   const intervalMs = read(env, "TICK_INTERVAL") ?? DEFAULT_TICK_INTERVAL_MS;

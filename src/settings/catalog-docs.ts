@@ -6,7 +6,7 @@ import type { VarName } from "./catalog.js";
  * Keyed by every name of the catalog, so a variable cannot go undocumented.
  */
 export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string, meaning: string] } = {
-  JOBS_CONCURRENCY: ["10", "handlers at once in one tick"],
+  JOBS_CONCURRENCY: ["10", "handlers at once in one tick (at most 10,000)"],
   JOBS_BATCH_SIZE: ["the concurrency", "rows per claim statement, never more than the free slots"],
   JOBS_TICK_BUDGET: ["50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin)"],
   JOBS_CLAIM_CUTOFF: ["5s", "stop claiming this long before the deadline (at most half the budget)"],
@@ -23,7 +23,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_DEAD_LETTER_RETENTION: ["keep", "how long dead letters are kept; `keep` keeps them until replayed or discarded"],
   JOBS_MAX_OUTPUT_BYTES: ["65536", "largest handler return value recorded in the history; a larger one is marked truncated, never a failure"],
 
-  DATABASE_URL: ["unset", "the PostgreSQL connection string; unset in tests and `npm run dev` means an embedded PostgreSQL"],
+  DATABASE_URL: ["unset", "the PostgreSQL connection string, a `postgres://` URL; unset in tests and `npm run dev` means an embedded PostgreSQL"],
 
   JOBS_API_TOKEN: ["unset (closed)", "tokens for every `/api` route except `/api/tick` and `/api/health` (`Authorization: Bearer`), comma-separated to rotate"],
   CRON_SECRET: ["unset (closed)", "the only credential `/api/tick` takes: one value, as Vercel Cron sends it"],
@@ -32,7 +32,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_PLATFORM_LIMIT: ["Vercel: the deadline, else 60s; Workers: 30s", "wall time one tick invocation may take (on Vercel it may only lower what `getDeadline()` says is left)"],
   JOBS_SAFETY_MARGIN: ["Vercel 10s, Workers 5s", "kept back from the limit for the final requeue, closing the pool and the response; at least 1s"],
   JOBS_KICK: ["on", "`off`: enqueued jobs wait for the next tick instead of starting one"],
-  JOBS_KICK_BUDGET: ["10s", "budget of a tick started by the kick (never more than the cron tick's)"],
+  JOBS_KICK_BUDGET: ["10s", "budget of a tick started by the kick (never more than the cron tick's; at least 1ms)"],
   JOBS_KICK_URL: ["`https://$VERCEL_URL/api/tick`", "Vercel: where the kick and extra ticks are sent (your production domain); never a request's Host"],
   JOBS_NEON_TRANSPORT: ["`http`", "`ws`: request handlers open a Neon `Pool` per request instead of `neon()` over HTTP"],
   NEON_LOCAL_WSPROXY: ["unset", "local testing only: a `host:port` WebSocket-to-TCP proxy for the Neon driver"],

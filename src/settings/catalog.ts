@@ -1,3 +1,4 @@
+import { JobsError } from "../errors.js";
 import { commaList, durationSetting, type Env, onOff, oneOf, port, positiveInt, retentionSetting } from "./parse.js";
 
 /**
@@ -15,6 +16,19 @@ interface Var<T> {
 }
 
 const text = (_name: string, raw: string) => raw;
+/** A postgres:// (or postgresql://) URL: anything else is refused naming the variable, not met later as "Invalid URL". */
+const databaseUrl = (name: string, raw: string) => {
+  let protocol = "";
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    // Not a URL at all.
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") {
+    throw new JobsError("invalid_config", `${name} must be a postgres:// connection URL such as postgres://user:password@host:5432/database`, { setting: name });
+  }
+  return raw;
+};
 const count = (name: string, raw: string) => positiveInt(name, raw);
 const duration = (min = 0) => (name: string, raw: string) => durationSetting(name, raw, min);
 const v = <T>(group: Group, parse: (name: string, raw: string) => T): Var<T> => ({ group, parse });
@@ -37,7 +51,7 @@ export const VARS = {
   JOBS_DEAD_LETTER_RETENTION: v("library", (n, raw) => retentionSetting(n, raw, "keep")),
   JOBS_MAX_OUTPUT_BYTES: v("library", count),
 
-  DATABASE_URL: v("database", text),
+  DATABASE_URL: v("database", databaseUrl),
 
   JOBS_API_TOKEN: v("http", text),
   CRON_SECRET: v("http", text),
@@ -46,7 +60,7 @@ export const VARS = {
   JOBS_PLATFORM_LIMIT: v("platform", duration()),
   JOBS_SAFETY_MARGIN: v("platform", duration()),
   JOBS_KICK: v("platform", (n, raw) => onOff(n, raw)),
-  JOBS_KICK_BUDGET: v("platform", duration()),
+  JOBS_KICK_BUDGET: v("platform", duration(1)),
   JOBS_KICK_URL: v("platform", text),
   JOBS_NEON_TRANSPORT: v("platform", oneOf("http", "ws")),
   NEON_LOCAL_WSPROXY: v("platform", text),
@@ -79,4 +93,9 @@ type Parsed<N extends VarName> = ReturnType<(typeof VARS)[N]["parse"]>;
 export const read = <N extends VarName>(env: Env, name: N): Parsed<N> | undefined => {
   const raw = env[name]?.trim();
   return raw === undefined || raw === "" ? undefined : (VARS[name].parse(name, raw) as Parsed<N>);
+};
+
+/** Parses every variable of the catalog that is set, so a bad value fails at start (`invalid_config` naming it), not at first use. */
+export const checkEnv = (env: Env): void => {
+  for (const name of Object.keys(VARS) as VarName[]) read(env, name);
 };

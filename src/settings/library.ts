@@ -1,6 +1,9 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
 import { MAX_ATTEMPTS } from "../terms.js";
+
+/** The most handlers one tick runs at once (the CLI's --concurrency takes as many). */
+export const MAX_CONCURRENCY = 10_000;
 import { durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
 
 export { durationSetting, type Env } from "./parse.js";
@@ -75,7 +78,8 @@ const duration = (name: string, value: unknown): number => durationSetting(name,
 export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Record<keyof JobsSettings, string>> = {}): JobsSettings => {
   const merged = { ...DEFAULT_SETTINGS, ...stripUndefined(input) };
   const n = (k: keyof JobsSettings) => names[k] ?? k;
-  const concurrency = positiveInt(n("concurrency"), merged.concurrency);
+  // A claim's LIMIT and the tick's counters are PostgreSQL integers; no tick runs more handlers than this.
+  const concurrency = positiveInt(n("concurrency"), merged.concurrency, 1, MAX_CONCURRENCY);
   const batchSize = input.batchSize === undefined ? undefined : positiveInt(n("batchSize"), input.batchSize);
   const tablePrefix = String(merged.tablePrefix);
   if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);

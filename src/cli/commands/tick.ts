@@ -1,3 +1,4 @@
+import { MAX_CONCURRENCY } from "../../settings/library.js";
 import { EXIT, usageError } from "../../exit-codes.js";
 import type { CommandSpec } from "../command.js";
 import { stringOption } from "../command.js";
@@ -15,7 +16,7 @@ export const tickCommand: CommandSpec = {
   details: "Needs your job handlers (--jobs or JOBS_MODULE). Ctrl-C ends the tick early: it requeues what it holds and exits 130.",
   async run(session, _args, values) {
     const budgetMs = durationOption(stringOption(values, "budget"), "budget");
-    const concurrency = intOption(stringOption(values, "concurrency"), "concurrency", 1, 10_000);
+    const concurrency = intOption(stringOption(values, "concurrency"), "concurrency", 1, MAX_CONCURRENCY);
     if (budgetMs !== undefined && budgetMs < 1) throw usageError("--budget must be longer than 0");
     const jobs = await session.jobs("required", "tick");
     const report = await jobs.tick({ budgetMs, concurrency, signal: session.io.signal });

@@ -2,7 +2,9 @@
 // configuration and connection errors, and the real executable (the last tests). The admin
 // commands are in cli-admin.test.ts.
 import { execFile } from "node:child_process";
-import { resolve } from "node:path";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXIT } from "../src/exit-codes.js";
 import { migrations } from "../src/migrations.generated.js";
@@ -141,6 +143,21 @@ describe("configuration and connection errors", () => {
     expectOneLineError(await cli(["stats"], { JOBS_TABLE_PREFIX: "Bad-Prefix" }), EXIT.config, /JOBS_TABLE_PREFIX must be/);
     const port = await freePort();
     expectOneLineError(await cli(["stats"], { DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` }), EXIT.unreachable, /cannot connect to the database/);
+  });
+
+  it("takes a named jobs module's settings for every command, migrate and stats too", async () => {
+    const { cli } = await fresh();
+    const dir = mkdtempSync(join(tmpdir(), "pgtick-cli-mod-"));
+    const mod = join(dir, "jobs.ts");
+    writeFileSync(mod, `export * from ${JSON.stringify(jobsModule)};\nexport const settings = { tablePrefix: "climod_" };\n`);
+    const noPrefix = { JOBS_TABLE_PREFIX: "", JOBS_MODULE: "" };
+    const migrated = await cli(["migrate", "--jobs", mod], noPrefix);
+    expect(migrated.stdout).toContain("(tables climod_*)");
+    expect((await cli(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--jobs", mod], noPrefix)).code).toBe(0);
+    expect(json<{ queue: Array<{ job: string }> }>(await cli(["stats", "--json", "--jobs", mod], noPrefix)).queue).toMatchObject([{ job: "send-welcome" }]);
+    // A module named but missing is an error for these commands too.
+    expectOneLineError(await cli(["stats", "--jobs", join(dir, "nope.ts")], noPrefix), EXIT.config, /nope\.ts/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("does not use a dev server running in the folder it runs in unless told to", async () => {

@@ -125,6 +125,11 @@ describe("dead letters", () => {
     expect(one.body).toMatchObject({ id: ids[0], job: "fails", payload: { n: 1 }, reason: "permanent", attempts: 1, lastError: "PermanentJobError: broken on purpose" });
     expect((await call("GET", `/api/jobs/${ids[0]}`)).body).toMatchObject({ status: "dead", reason: "permanent" });
     expect((await call("GET", "/api/dead-letters?reason=exhausted")).body.items).toEqual([]);
+    // A reason that is none of them matches nothing ever: refused, naming the ones there are.
+    const typo = await call("GET", "/api/dead-letters?reason=exausted");
+    expect(typo.status).toBe(422);
+    expect(typo.body.error).toMatchObject({ code: "invalid_options", details: { field: "reason" } });
+    expect((await call("POST", "/api/dead-letters/replay", { json: { reason: "exausted" } })).status).toBe(422);
     expectError(await call("GET", `/api/dead-letters/${crypto.randomUUID()}`), 404, "not_found");
   });
 

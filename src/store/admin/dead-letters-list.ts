@@ -1,4 +1,6 @@
 import type { Db } from "../../db.js";
+import { JobsError } from "../../errors.js";
+import { DEAD_REASONS } from "../../terms.js";
 import { deadLetterSummaryJson, type DeadLetterSummary, payloadTextJoin } from "./views.js";
 import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js";
 import { isoSql, textFilter } from "../shared/sql.js";
@@ -18,13 +20,22 @@ export interface ListDeadLettersQuery {
  * by job, by reason, by job and reason: migrations 001 and 008), so a page reads its own rows
  * and stops, however many dead letters there are and however rare the filter's.
  */
+/** A reason filter: one of DEAD_REASONS (a typo matches nothing, so it is refused rather than answered with nothing). */
+export const deadReasonFilter = (value: string | undefined): string | undefined => {
+  const reason = textFilter(value, "reason");
+  if (reason !== undefined && !(DEAD_REASONS as readonly string[]).includes(reason)) {
+    throw new JobsError("invalid_options", `reason must be one of ${DEAD_REASONS.join(", ")}`, { field: "reason" });
+  }
+  return reason;
+};
+
 export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
   const limit = pageLimit(query.limit);
   const p = new Params();
   const where: string[] = [];
   const job = textFilter(query.job, "job");
   if (job !== undefined) where.push(`d.job_name = ${p.add(job)}`);
-  const reason = textFilter(query.reason, "reason");
+  const reason = deadReasonFilter(query.reason);
   if (reason !== undefined) where.push(`d.reason = ${p.add(reason)}`);
   if (query.cursor !== undefined) {
     const c = decodeCursor(query.cursor);

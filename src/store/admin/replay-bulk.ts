@@ -1,6 +1,7 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { isUuid, textFilter } from "../shared/sql.js";
+import { deadReasonFilter } from "./dead-letters-list.js";
 import { isUniqueViolation, liveTwin, replayInsert } from "./replay.js";
 import { Params, type Tables } from "../shared/tables.js";
 
@@ -42,7 +43,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     filter = `d.id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)}))`;
   } else {
     const job = textFilter(selector.job, "job");
-    const reason = textFilter(selector.reason, "reason");
+    const reason = deadReasonFilter(selector.reason);
     if (job === "" || reason === "") throw new JobsError("invalid_options", "a filter must not be empty", { field: job === "" ? "job" : "reason" });
     if (selector.limit !== undefined) {
       if (!Number.isInteger(selector.limit) || selector.limit < 1 || selector.limit > MAX_BULK_REPLAY) {

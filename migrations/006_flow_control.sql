@@ -195,4 +195,7 @@ ALTER TABLE {{prefix}}dead_letters
   ADD COLUMN rate_keys jsonb;
 
 -- The stats list the keys with runs now, busiest first, without reading every bucket.
-CREATE INDEX {{prefix}}flow_running_idx ON {{prefix}}flow (running DESC, bucket) WHERE running > 0;
+-- Named so that no other prefix's object can have its name: "flow_running_idx" under a prefix P_queue_
+-- is "queue_flow_running_idx" (migration 009) under P_, so those two prefixes could not share a database.
+-- (Databases migrated before carry the old name, which is harmless there.)
+CREATE INDEX {{prefix}}flow_busy_idx ON {{prefix}}flow (running DESC, bucket) WHERE running > 0;

@@ -54,6 +54,14 @@ describe("migrations", () => {
     expect(names).toContain("one_queue");
     expect(names).toContain("two_queue");
     expect(names.filter((n) => n.startsWith("one_")).length).toBe(names.filter((n) => n.startsWith("two_")).length);
+    // A prefix that is another one's followed by a table's name: no object of one may bear a name of the other's.
+    await migrate(db, "one_queue_");
+    expect(await migrate(db, "one_queue_")).toEqual([]);
+  });
+
+  it("names no object of a prefix as another object under a longer prefix could be named", () => {
+    const names = [...new Set(migrations.flatMap((m) => [...m.sql.matchAll(/\{\{prefix\}\}([a-z0-9_]+)/g)].map((x) => x[1]!)))];
+    expect(names.flatMap((y) => names.filter((x) => x !== y && y.endsWith(x)).map((x) => `${y} = ${y.slice(0, -x.length)} + ${x}`))).toEqual([]);
   });
 
   it("is a single statement, so it runs over drivers without sessions or transactions", () => {

@@ -112,7 +112,7 @@ describe("runs", () => {
     expect(show.stdout).toContain(`job:             sync-inventory (${id})`);
     expect(show.stdout).toMatch(/stack:\n.*Error/);
     expect((await cli(["runs", "list", "--outcome", "succeeded", "--correlation-id", "restock-9"])).stdout).toContain("no runs");
-    expectOneLineError(await cli(["runs", "list", "--outcome", "won"]), EXIT.usage, /--outcome must be one of/);
+    expectOneLineError(await cli(["runs", "list", "--outcome", "won"]), EXIT.rejected, /--outcome must be one of/);
     expectOneLineError(await cli(["runs", "list", "--since", "yesterday"]), EXIT.rejected, /since must be an ISO 8601 time/);
     expectOneLineError(await cli(["runs", "show", "123456789"]), EXIT.notFound, /no run with id 123456789/);
   });

@@ -44,8 +44,8 @@ describe("help and usage", () => {
     expectOneLineError(await cli(["dead-letters", "purge"]), EXIT.usage, /unknown dead-letters command "purge"/);
     expectOneLineError(await cli(["stats", "--bogus"]), EXIT.usage, /unknown option --bogus/);
     expectOneLineError(await cli(["stats", "extra"]), EXIT.usage, /unexpected argument "extra"/);
-    expectOneLineError(await cli(["dead-letters", "list", "--limit", "0"]), EXIT.usage, /--limit must be a whole number from 1 to 500/);
-    expectOneLineError(await cli(["tick", "--budget", "soon"]), EXIT.usage, /--budget must be a duration/);
+    expectOneLineError(await cli(["dead-letters", "list", "--limit", "0"]), EXIT.rejected, /--limit must be a whole number from 1 to 500/);
+    expectOneLineError(await cli(["tick", "--budget", "soon"]), EXIT.rejected, /--budget must be a duration/);
   });
 });
 
@@ -105,7 +105,7 @@ describe("enqueue", () => {
     expectOneLineError(await cli(["enqueue", "send-welcome"]), EXIT.usage, /missing argument; usage: pgtick enqueue <job> <json\|->/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--delay", "1m", "--run-at", "2030-01-01T00:00:00Z"]), EXIT.usage, /--delay or --run-at, not both/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--run-at", "tomorrow"]), EXIT.rejected, /runAt must be a date/);
-    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.usage, /--max-attempts must be a whole number from 1 to 1000/);
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.rejected, /--max-attempts must be a whole number from 1 to 1000/);
     expectOneLineError(await withoutModule(["enqueue", "sync-inventory", '{"sku":"a"}']), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "examples/missing.ts"]), EXIT.config, /jobs module examples\/missing.ts does not exist/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "src/settings/duration.ts"]), EXIT.config, /jobs module src\/settings\/duration.ts must export `jobs`/);

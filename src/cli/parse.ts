@@ -1,12 +1,15 @@
 import { parseDuration } from "../settings/duration.js";
-import { usageError } from "../exit-codes.js";
+import { CliError, EXIT, usageError } from "../exit-codes.js";
 
-/** `--limit 20` etc.: a whole number in a range, or a usage error naming the option. */
+/** An option given a value it cannot take: the input was refused (exit 3), as the library refuses a bad value. */
+export const badValue = (message: string) => new CliError(EXIT.rejected, message);
+
+/** `--limit 20` etc.: a whole number in a range, or a refusal naming the option. */
 export const intOption = (raw: string | undefined, name: string, min: number, max: number): number | undefined => {
   if (raw === undefined) return undefined;
   const n = Number(raw);
   if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw usageError(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    throw badValue(`--${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return n;
 };
@@ -14,7 +17,7 @@ export const intOption = (raw: string | undefined, name: string, min: number, ma
 export const durationOption = (raw: string | undefined, name: string): number | undefined => {
   if (raw === undefined) return undefined;
   const ms = parseDuration(raw);
-  if (ms === undefined) throw usageError(`--${name} must be a duration such as 30s, 5m or 1500 (milliseconds), got ${JSON.stringify(raw)}`);
+  if (ms === undefined) throw badValue(`--${name} must be a duration such as 30s, 5m or 1500 (milliseconds), got ${JSON.stringify(raw)}`);
   return ms;
 };
 

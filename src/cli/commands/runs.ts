@@ -3,7 +3,7 @@ import { RUN_OUTCOMES, type RunOutcome } from "../../store/runs/run-views.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { CliError, EXIT, usageError } from "../../exit-codes.js";
 import { clip, table } from "../output.js";
-import { intOption } from "../parse.js";
+import { badValue, intOption } from "../parse.js";
 
 const list: CommandSpec = {
   path: ["runs", "list"],
@@ -23,7 +23,7 @@ const list: CommandSpec = {
   async run(session, _args, values) {
     const outcome = stringOption(values, "outcome");
     if (outcome !== undefined && !(RUN_OUTCOMES as readonly string[]).includes(outcome)) {
-      throw usageError(`--outcome must be one of ${RUN_OUTCOMES.join(", ")}`);
+      throw badValue(`--outcome must be one of ${RUN_OUTCOMES.join(", ")}`);
     }
     const jobs = await session.jobs("none", "runs list");
     const page = await jobs.runs.list({

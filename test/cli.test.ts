@@ -44,6 +44,7 @@ describe("help and usage", () => {
     expectOneLineError(await cli(["dead-letters", "purge"]), EXIT.usage, /unknown dead-letters command "purge"/);
     expectOneLineError(await cli(["stats", "--bogus"]), EXIT.usage, /unknown option --bogus/);
     expectOneLineError(await cli(["stats", "extra"]), EXIT.usage, /unexpected argument "extra"/);
+    expectOneLineError(await cli(["enqueue", "send-welcome", "{}", "--priority", "-5"]), EXIT.usage, /option --priority needs a value; a value starting with "-" is written --priority=-5/);
     expectOneLineError(await cli(["dead-letters", "list", "--limit", "0"]), EXIT.rejected, /--limit must be a whole number from 1 to 500/);
     expectOneLineError(await cli(["tick", "--budget", "soon"]), EXIT.rejected, /--budget must be a duration/);
   });

@@ -81,7 +81,12 @@ const argsError = (e: unknown): CliError => {
   const message = e instanceof Error ? e.message : String(e);
   const quoted = /'([^']+)'/.exec(message)?.[1];
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return usageError(`unknown option ${quoted ?? message}`);
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") return usageError(`option ${quoted?.split(" ")[0] ?? ""} needs a value`.replace("  ", " "));
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const option = quoted?.split(" ")[0] ?? "";
+    // Node reads "--priority -5" as an option with its value missing: a value starting with "-" takes "=".
+    const dash = /starting with a dash/.test(message) ? `; a value starting with "-" is written ${option}=-5` : "";
+    return usageError(`option ${option} needs a value${dash}`.replace("  ", " "));
+  }
   return usageError(message.split("\n")[0]!);
 };
 

@@ -143,6 +143,17 @@ describe("layout", () => {
     expect(packageViolations(LAYOUT, graph)).toEqual([]);
   });
 
+  it("what the entry points and the pgtick bin import at run time is a dependency, not a devDependency", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
+    const installed = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.peerDependencies ?? {})]);
+    const needed = new Set(ENTRIES.flatMap((e) => e.packages));
+    // The bin loads the TypeScript CLI through tsx: without it, `npx pgtick` fails where only dependencies are installed.
+    const bin = readFileSync(join(ROOT, "src/cli/bin.mjs"), "utf8");
+    for (const m of bin.matchAll(/from "([^"./][^"]*)"/g)) needed.add(m[1]!.startsWith("@") ? m[1]!.split("/").slice(0, 2).join("/") : m[1]!.split("/")[0]!);
+    expect(needed.has("tsx")).toBe(true);
+    expect([...needed].filter((p) => !installed.has(p))).toEqual([]);
+  });
+
   it("functions/ import only package entry points", () => {
     expect(functionsViolations(graph)).toEqual([]);
     // They do use them: a path import would have been the other way to reach the code.

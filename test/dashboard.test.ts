@@ -162,6 +162,12 @@ describe("dashboard login and session", () => {
       expect(res.headers.get("location")).toBe("/dashboard/");
     }
     expect((await post("/dashboard/login", { password: PASSWORD, next: "/dashboard/jobs?job=a" })).headers.get("location")).toBe("/dashboard/jobs?job=a");
+    // Mounted at the root, a tab or newline a browser drops would leave "//evil.test".
+    const root = createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD }, basePath: "/" });
+    for (const next of ["/\t/evil.test", "/\n/evil.test", "/ /evil.test"]) {
+      const res = await root.request(`${ORIGIN}/login`, { method: "POST", headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" }, body: form({ password: PASSWORD, next }) });
+      expect(res.headers.get("location")).toBe("/");
+    }
   });
 
   it("treats a forged, tampered, expired or foreign-key cookie as no login", async () => {

@@ -36,8 +36,11 @@ const verdictText = (v: Exclude<LoginVerdict, { kind: "ok" }>): string =>
 export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
   const { base } = d;
   /** Only a path inside the dashboard may be a post-login destination. */
+  // Browsers drop tabs and newlines from a URL: mounted at the root, "/\t/evil.test" would become "//evil.test".
   const safeNext = (next: unknown) =>
-    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") ? next : `${base}/`;
+    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") && !/[\u0000-\u0020\u007f]/.test(next)
+      ? next
+      : `${base}/`;
 
   app.get("/login", async (c) => {
     if (await d.sessions.read(c)) return c.redirect(`${base}/`, 303);

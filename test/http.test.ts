@@ -29,6 +29,10 @@ describe("auth", () => {
     expect(await count()).toBe(0);
     expectError(await call("POST", "/api/tick", { token: NEW_TOKEN }), 401, "unauthorized");
     expectError(await call("GET", "/api/tick", { token: null }), 401, "unauthorized");
+    // A HEAD would be answered by the GET route: it must not run a tick.
+    const head = await call("HEAD", "/api/tick", { token: CRON_SECRET });
+    expect(head.status).toBe(405);
+    expect(head.headers.get("allow")).toBe("GET, POST");
     const tick = await call("GET", "/api/tick", { token: CRON_SECRET });
     expect(tick.status).toBe(200);
     expect(tick.body).toMatchObject({ claimed: 0, succeeded: 0, statements: 1 });

@@ -2,7 +2,7 @@ import { errorText } from "../../error-text.js";
 import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
-import { errorResponse } from "../api-errors.js";
+import { ApiError, errorResponse } from "../api-errors.js";
 import { openApiDocument } from "../openapi.js";
 
 /**
@@ -10,6 +10,8 @@ import { openApiDocument } from "../openapi.js";
  * (`config.tick`); an async request is answered 202 at once where work can outlive the response.
  */
 const tick: Handler = async (c, config) => {
+  // A HEAD is answered by the GET route, and must not have the effect of one: it would run a tick.
+  if (c.req.method === "HEAD") throw new ApiError("method_not_allowed", "HEAD does not run a tick; use GET or POST", { allow: ["GET", "POST"] }, { Allow: "GET, POST" });
   const req = readTickRequest((name) => c.req.header(name));
   const run = async () => {
     if (config.tick) return config.tick(req, c);

@@ -1,4 +1,4 @@
-import { checkEnv } from "../src/settings/catalog.js";
+import { checkEnv, unknownVariables } from "../src/settings/catalog.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
@@ -86,5 +86,11 @@ describe("variables read outside the library's settings", () => {
 
   it("takes good values", () => {
     expect(() => checkEnv({ DATABASE_URL: "postgresql://u:p@db.example.com:5432/app?sslmode=require", JOBS_KICK: "off", JOBS_KICK_BUDGET: "5s" })).not.toThrow();
+  });
+});
+
+describe("variables that look like settings but are none", () => {
+  it("are named, so that npm run dev can warn that a misspelt one does not apply", () => {
+    expect(unknownVariables({ JOBS_CONCURENCY: "20", JOBS_CONCURRENCY: "5", DASHBOARD_PASSWORD: "x", DEV_SEEDS: "off", HOME: "/root", JOBS_EMPTY: " " })).toEqual(["DEV_SEEDS", "JOBS_CONCURENCY"]);
   });
 });

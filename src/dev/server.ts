@@ -7,7 +7,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import pg from "pg";
 import { oneLine } from "../exit-codes.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
-import { checkEnv, read } from "../settings/catalog.js";
+import { checkEnv, read, unknownVariables } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
@@ -89,6 +89,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const level: LogLevel = read(env, "LOG_LEVEL") ?? "info";
   const color = Boolean(process.stdout.isTTY) && read(env, "NO_COLOR") === undefined;
   const logger: Logger = read(env, "LOG_FORMAT") === "json" ? jsonLogger(level, out) : devLogger(level, out, color);
+  // A misspelt setting is ignored like any unknown variable: say so, or it would silently not apply.
+  for (const name of unknownVariables(env)) logger.log("warn", "unknown setting ignored (see the README's settings tables)", { variable: name });
   const modulePath = read(env, "JOBS_MODULE") ?? DEFAULT_JOBS_MODULE;
   const givenDatabase = read(env, "DATABASE_URL");
   const host = read(env, "HOST") ?? "127.0.0.1";

@@ -99,3 +99,7 @@ export const read = <N extends VarName>(env: Env, name: N): Parsed<N> | undefine
 export const checkEnv = (env: Env): void => {
   for (const name of Object.keys(VARS) as VarName[]) read(env, name);
 };
+
+/** Variables set that look like this project's (JOBS_, DASHBOARD_, DEV_) but are none of them: most likely misspelt. */
+export const unknownVariables = (env: Env): string[] =>
+  Object.keys(env).filter((name) => /^(JOBS|DASHBOARD|DEV)_/.test(name) && !(name in VARS) && (env[name] ?? "").trim() !== "").sort();

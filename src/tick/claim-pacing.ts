@@ -51,6 +51,15 @@ export class ClaimPacing {
     return this.empty ? (running > 0 ? this.lastAt + this.intervalMs : undefined) : this.after;
   }
 
+  /**
+   * Whether a new tick started now could claim within `horizonMs` (about a tick's budget): the queue
+   * did not look empty, and the last claim was full or what it held back may go by then. A rate window
+   * that frees in ten minutes is no reason to hand the slot on: each successor would find the same.
+   */
+  worthHandingOn(now: number, horizonMs: number): boolean {
+    return !this.empty && this.after < now + horizonMs;
+  }
+
   /** Nothing more will be claimed before `cutoff`. */
   doneBy(cutoff: number): boolean {
     return this.empty || this.after >= cutoff;

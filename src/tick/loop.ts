@@ -283,7 +283,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   pending = [];
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
-      const handoff = fanOut.enabled && !pacing.queueEmpty && !failure && !options.signal?.aborted;
+      const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs) && !failure && !options.signal?.aborted;
       const result = await step(finalInput(requeue, slot, handoff, settings, flow.resumeAt), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;

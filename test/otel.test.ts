@@ -289,4 +289,38 @@ describe("an observer that fails", () => {
     expect(jobs.logs.find((e) => e.msg.startsWith("observer failed"))).toMatchObject({ hook: "tick.within", error: "within broke" });
     expect(throwing.logs.find((e) => e.msg.startsWith("observer failed"))).toMatchObject({ hook: "traceparent", error: "no context" });
   });
+
+  it("keeps what the handler returned when an observer's within drops its return value, and runs the handler once when within never calls it", async () => {
+    const ends: string[] = [];
+    let calls = 0;
+    const fails = defineJob({
+      name: "fails",
+      schema: z.object({}),
+      maxAttempts: 1,
+      handler: async () => {
+        calls++;
+        await sleep(20);
+        throw new PermanentJobError("charge failed");
+      },
+    });
+    // A slip that is easy to make: the callback's result is not returned.
+    const dropping = await queue([fails], {
+      tick: () => ({ within: (fn) => (fn(), undefined as never), run: () => ({ within: (fn) => (fn(), undefined as never), end: (r) => void ends.push(r.outcome) }), end: () => {} }),
+    });
+    const { id } = await dropping.enqueue("fails", {});
+    expect(await dropping.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, succeeded: 0, deadLettered: 1 });
+    expect(await dropping.get(id)).toMatchObject({ status: "dead" });
+    expect(ends).toEqual(["dead_lettered"]);
+    expect(calls).toBe(1);
+    expect(dropping.logs.filter((e) => e.msg.startsWith("observer failed"))).toHaveLength(1);
+
+    // One that never calls it: the handler runs bare, once, even if within calls it later.
+    let later: (() => unknown) | undefined;
+    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => void calls++ });
+    const skipping = await queue([ok], { tick: () => ({ run: () => ({ within: (fn) => ((later = fn), undefined as never), end: () => {} }), end: () => {} }) });
+    await skipping.enqueue("ok", {});
+    expect(await skipping.tick({ budgetMs: 10_000 })).toMatchObject({ succeeded: 1 });
+    later?.();
+    expect(calls).toBe(2);
+  });
 });

@@ -45,14 +45,20 @@ export const safeObserver = (observer: Observer, logger: Logger): SafeObserver =
       return undefined;
     }
   };
-  /** Calls `fn` inside the observer's `within`; a failure of the observer's own runs `fn` bare, one of `fn` is `fn`'s. */
+  /**
+   * Calls `fn` inside the observer's `within` and returns what `fn` returned, whatever `within` does with
+   * it: a `within` that drops it, or never calls `fn`, costs only the telemetry (`fn` then runs bare,
+   * once, even if `within` calls it later). A failure of `fn` is `fn`'s.
+   */
   const guardedWithin = <T>(hook: string, within: (<U>(fn: () => U) => U) | undefined, fn: () => T): T => {
     if (!within) return fn();
     // Set inside the callback, read after it: typed wide so the checks below are not narrowed away.
-    let state = "before" as "before" | "threw" | "returned";
+    let state = "before" as "before" | "threw" | "returned" | "bare";
     let value: T | undefined;
+    let broke: unknown;
     try {
-      return within(() => {
+      const returned = within(() => {
+        if (state !== "before") return value;
         try {
           value = fn();
         } catch (error) {
@@ -62,11 +68,18 @@ export const safeObserver = (observer: Observer, logger: Logger): SafeObserver =
         state = "returned";
         return value;
       });
+      if (state === "returned" && returned !== value) broke = new Error("within did not return what the function returned");
     } catch (error) {
       if (state === "threw") throw error;
-      failed(hook, error);
-      return state === "returned" ? (value as T) : fn();
+      broke = error;
     }
+    if (state === "returned") {
+      if (broke !== undefined) failed(hook, broke);
+      return value as T;
+    }
+    failed(hook, broke ?? new Error("within did not call the function it was given"));
+    state = "bare";
+    return fn();
   };
   const once = <A extends unknown[]>(hook: string, f: (...args: A) => void) => {
     let done = false;

@@ -61,4 +61,18 @@ describe("when a tick claims again", () => {
     p.claimed(32, found(0, { flowHeld: 1 }), 10_500);
     expect(p.nextAt(0)).toBe(11_500);
   });
+
+  it("claims again when retries this tick wrote come due, unless a claim is due sooner", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(5), 10_000);
+    expect(p.doneBy(20_000)).toBe(true);
+    p.retriesDue(10_300);
+    expect(p.queueEmpty).toBe(false);
+    expect(p.due(10_299, 0)).toBe(false);
+    expect(p.due(10_300, 0)).toBe(true);
+    expect(p.doneBy(20_000)).toBe(false);
+    p.claimed(32, found(32), 10_400);
+    p.retriesDue(10_900);
+    expect(p.due(10_400, 0)).toBe(true);
+  });
 });

@@ -72,8 +72,8 @@ describe("OpenTelemetry spans", () => {
     const jobs = await queue([flaky, doomed]);
     await jobs.enqueue("flaky", {});
     await jobs.enqueue("doomed", {});
-    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1, deadLettered: 1 });
-    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    // The retry is due at once: the same tick runs it.
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1, deadLettered: 2 });
 
     const runs = runsOf(jobs.tables.prefix);
     const flakyRuns = runs.filter((r) => r.attributes["pgtick.job.name"] === "flaky").sort((x, y) => Number(x.attributes["pgtick.run.attempt"]) - Number(y.attributes["pgtick.run.attempt"]));

@@ -13,7 +13,8 @@ const invoice = defineJob({
   schema: z.object({ order: z.string(), fail: z.number().default(0) }),
   output: z.object({ total: z.number(), currency: z.literal("EUR") }),
   maxAttempts: 3,
-  backoff: { baseMs: 0 },
+  // A retry a minute later, past the tick: the tests see it queued, then make it due.
+  backoff: { baseMs: 60_000 },
   handler: (p, ctx) => {
     ctx.log("info", "pricing", { order: p.order });
     if (ctx.attempt <= p.fail) throw new Error(`attempt ${ctx.attempt} failed`);
@@ -38,6 +39,7 @@ describe("finished jobs and their runs", () => {
     await tick();
     const retrying = await call("GET", `/api/jobs/${id}`);
     expect(retrying.body).toMatchObject({ status: "queued", attempt: 1, attempts: [{ attempt: 1, outcome: "retried", error: "attempt 1 failed" }] });
+    await h.db.query(`UPDATE jobs_queue SET run_at = now() WHERE id = $1`, [id]);
     await tick();
     const done = await call("GET", `/api/jobs/${id}`);
     expect(done.status).toBe(200);

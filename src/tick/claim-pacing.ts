@@ -31,6 +31,17 @@ export class ClaimPacing {
     if (this.after > now) this.after = now;
   }
 
+  /**
+   * Jobs this tick retried come due at `at` (their backoff): work the last claim could not see. Claim
+   * again then, unless a claim is due sooner.
+   */
+  retriesDue(at: number): void {
+    if (this.empty) {
+      this.empty = false;
+      this.after = at;
+    } else if (this.after > at) this.after = at;
+  }
+
   /** New work may be due (a kick, or jobs this tick enqueued): claim at once. */
   woken(): void {
     this.empty = false;

@@ -17,7 +17,7 @@ import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
-import { type Settlement, settlementFor } from "./settlement.js";
+import { type Settlement, settlementFor, soonestRetry } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
@@ -154,6 +154,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
     if (settlements.length > 0) pacing.runsEnded(Date.now());
+    const retryAt = soonestRetry(settlements, result, Date.now());
+    if (retryAt < cutoff) pacing.retriesDue(retryAt);
     flow.saw(result);
     hint.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);

@@ -1,0 +1,42 @@
+// A tick that retries jobs with a short backoff claims them again when they come due before its
+// cutoff, instead of returning with them queued until the next cron minute.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("retry_soon");
+
+describe("retries that come due within the tick", () => {
+  it("runs a retry due at once, and one due in 300 ms, in the same tick", async () => {
+    const seen = new Map<number, number>();
+    const flaky = defineJob({
+      name: "flaky",
+      schema: z.object({ n: z.number() }),
+      backoff: { baseMs: 0, maxMs: 0 },
+      handler: ({ n }) => {
+        const attempts = (seen.get(n) ?? 0) + 1;
+        seen.set(n, attempts);
+        if (attempts === 1) throw new Error("first attempt fails");
+      },
+    });
+    const jobs = await h.isolated([flaky]);
+    await jobs.enqueueMany(Array.from({ length: 20 }, (_, n) => ({ job: "flaky" as const, payload: { n } })));
+    const report = await jobs.tick({ budgetMs: 10_000 });
+    expect(report).toMatchObject({ retried: 20, succeeded: 20 });
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+
+    const slow = defineJob({
+      name: "slow-retry",
+      schema: z.object({}),
+      // Jitter takes the harness's random 0.5: 225 ms.
+      backoff: { baseMs: 300, maxMs: 300 },
+      handler: (_, { attempt }) => {
+        if (attempt === 1) throw new Error("first attempt fails");
+      },
+    });
+    const later = await h.isolated([slow]);
+    await later.enqueue("slow-retry", {});
+    expect(await later.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1, succeeded: 1 });
+  });
+});

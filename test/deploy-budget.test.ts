@@ -6,6 +6,7 @@ import { ROOT } from "../scripts/build-worker.js";
 import { isJobsError } from "../src/errors.js";
 import {
   budgetFromLimit,
+  invocationGraceMs,
   kickBudgetMs,
   kickEnabled,
   platformSettings,
@@ -15,6 +16,7 @@ import {
 } from "../src/platform/budget.js";
 import { coalesced, kickTarget, postTick } from "../src/platform/kick.js";
 import { tickLimits } from "../src/tick/limits.js";
+import { vercelLimit } from "../src/platform/vercel-tick.js";
 
 const configError = (fn: () => unknown) => {
   try {
@@ -53,6 +55,13 @@ describe("tick budget from the platform limit", () => {
     expect(platformSettings({}, WORKERS_SCHEDULED).tickBudgetMs).toBe(25_000);
   });
 
+  it("gives the statements half of the safety margin as configured as their grace, never more than JOBS_TICK_GRACE", () => {
+    expect(invocationGraceMs({}, VERCEL_TICK, 5_000)).toBe(5_000);
+    expect(invocationGraceMs({ JOBS_SAFETY_MARGIN: "1s" }, VERCEL_TICK, 5_000)).toBe(500);
+    expect(invocationGraceMs({ JOBS_SAFETY_MARGIN: "4s" }, WORKERS_SCHEDULED, 5_000)).toBe(2_000);
+    expect(invocationGraceMs({ JOBS_SAFETY_MARGIN: "30s" }, VERCEL_TICK, 5_000)).toBe(5_000);
+  });
+
   it("reads JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN as durations", () => {
     expect(platformSettings({ JOBS_PLATFORM_LIMIT: "5m", JOBS_SAFETY_MARGIN: "20s" }, VERCEL_TICK).tickBudgetMs).toBe(280_000);
   });
@@ -63,6 +72,23 @@ describe("tick budget from the platform limit", () => {
     expect(platformSettings({}, invocation).tickBudgetMs).toBe(10_000);
     expect(platformSettings({ JOBS_PLATFORM_LIMIT: "5m" }, invocation).tickBudgetMs).toBe(10_000);
     expect(platformSettings({ JOBS_PLATFORM_LIMIT: "15s" }, invocation).tickBudgetMs).toBe(5_000);
+  });
+
+  it("on Vercel, follows the invocation's deadline, also past the default maxDuration of 60 s", () => {
+    const key = Symbol.for("@vercel/request-context");
+    const global = globalThis as Record<symbol, unknown>;
+    const before = global[key];
+    try {
+      expect(vercelLimit()).toEqual(VERCEL_TICK);
+      global[key] = { get: () => ({ deadline: Date.now() + 300_000 }) };
+      const budget = platformSettings({}, vercelLimit()).tickBudgetMs;
+      expect(budget).toBeGreaterThan(289_000);
+      expect(budget).toBeLessThanOrEqual(290_000);
+      global[key] = { get: () => ({ deadline: Date.now() + 30_000 }) };
+      expect(platformSettings({}, vercelLimit()).tickBudgetMs).toBeLessThanOrEqual(20_000);
+    } finally {
+      global[key] = before;
+    }
   });
 
   it("refuses a safety margin under a second: the tick needs it to requeue", () => {

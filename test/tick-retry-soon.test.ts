@@ -8,7 +8,7 @@ import { harness } from "./support/harness.js";
 const h = await harness("retry_soon");
 
 describe("retries that come due within the tick", () => {
-  it("runs a retry due at once, and one due in 300 ms, in the same tick", async () => {
+  it("runs a retry due at once, and one due within the claim interval, in the same tick; one due later is left to the next tick", async () => {
     const seen = new Map<number, number>();
     const flaky = defineJob({
       name: "flaky",
@@ -38,5 +38,11 @@ describe("retries that come due within the tick", () => {
     const later = await h.isolated([slow]);
     await later.enqueue("slow-retry", {});
     expect(await later.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1, succeeded: 1 });
+
+    // Due in about 3 s with nothing else running: the tick does not sit idle for it.
+    const distant = defineJob({ name: "distant-retry", schema: z.object({}), backoff: { baseMs: 4_000, maxMs: 4_000 }, handler: () => { throw new Error("fails"); } });
+    const idle = await h.isolated([distant]);
+    await idle.enqueue("distant-retry", {});
+    expect(await idle.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1 });
   });
 });

@@ -73,6 +73,14 @@ export const platformSettings = (env: Env, platform: PlatformLimit, overrides: J
   return { ...settings, tickBudgetMs: explicit ? Math.min(settings.tickBudgetMs, ceiling) : ceiling };
 };
 
+/**
+ * The statements' grace past the tick's deadline on a platform: half the safety margin as configured
+ * (JOBS_SAFETY_MARGIN, else the platform's), never more than JOBS_TICK_GRACE, so that the final
+ * requeue, a late result, closing the pool and answering all fit in the margin.
+ */
+export const invocationGraceMs = (env: Env, platform: PlatformLimit, graceMs: number): number =>
+  Math.min(graceMs, Math.max(500, limitFromEnv(env, platform).marginMs / 2));
+
 /** The kick's budget: JOBS_KICK_BUDGET (default 10 s), never more than the platform's own budget. */
 export const kickBudgetMs = (env: Env, ceilingMs: number): number => Math.min(read(env, "JOBS_KICK_BUDGET") ?? KICK_BUDGET_MS, ceilingMs);
 

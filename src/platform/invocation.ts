@@ -4,7 +4,7 @@ import { settingsFromEnv } from "../settings/library.js";
 import type { Env } from "../settings/parse.js";
 import { wakeLiveTicks } from "../tick/live.js";
 import type { Handoff, TickReport } from "../tick/types.js";
-import { kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
+import { invocationGraceMs, kickBudgetMs, type PlatformLimit, platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
 import type { TickRequest } from "../http/tick-request.js";
 
@@ -32,8 +32,7 @@ export const runInvocationTick = async (
   const limit = d.platform();
   const settings = platformSettings(d.env, limit, d.module.settings);
   const budgetMs = req.kick ? kickBudgetMs(d.env, settings.tickBudgetMs) : settings.tickBudgetMs;
-  // The final requeue must fit in the margin that closing the pool and answering also need.
-  const graceMs = Math.min(settings.graceMs, Math.max(500, (limit.marginMs ?? 1_000) / 2));
+  const graceMs = invocationGraceMs(d.env, limit, settings.graceMs);
   const connection = d.connect(d.env);
   try {
     const jobs = jobsFromModule(d.module, { db: connection.db, settings });

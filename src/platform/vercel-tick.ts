@@ -12,12 +12,15 @@ import { pgPool } from "./pg.js";
 import type { TickRequest } from "../http/tick-request.js";
 import type { VercelOptions } from "./vercel.js";
 
-/** This invocation's limit: Vercel knows its deadline; without it (local runs, tests) maxDuration stands. */
-const vercelLimit = (): PlatformLimit => {
+/**
+ * This invocation's limit: what is left until the deadline Vercel gives it (a `maxDuration` raised
+ * past 60 s raises the budget with it); without one (local runs, tests) maxDuration stands.
+ */
+export const vercelLimit = (): PlatformLimit => {
   const deadline = getDeadline();
   if (!deadline) return VERCEL_TICK;
   const left = deadline.getTime() - Date.now();
-  return { ...VERCEL_TICK, limitMs: Math.min(VERCEL_TICK.limitMs, left), hardLimitMs: left };
+  return { ...VERCEL_TICK, limitMs: left, hardLimitMs: left };
 };
 
 /** `export const { GET, POST } = vercelTick(jobsModule)` in `api/tick`'s function. */

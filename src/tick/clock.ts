@@ -14,8 +14,8 @@ export interface TickClock {
   leaseMs(): number;
   /** The bound of a statement sent now; the final one gets all the grace, the others half. */
   bound(final: boolean): number;
-  /** The bound of a settlement sent after the tick's final statement. */
-  readonly lateBound: number;
+  /** The bound of a settlement sent after the tick's final statement: what is left of the grace (0: none). */
+  lateBound(): number;
 }
 
 export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" | "graceMs">, settings: Pick<JobsSettings, "leaseMs" | "leaseMarginMs">): TickClock => {
@@ -28,6 +28,6 @@ export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" 
     cutoff: deadline - limits.claimCutoffMs,
     leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
     bound: (final) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now()),
-    lateBound: MIN_STATEMENT_MS + graceMs,
+    lateBound: () => Math.max(0, deadline + graceMs - Date.now()),
   };
 };

@@ -5,23 +5,26 @@ import { operation, type Settlement } from "./settlement.js";
 import { settle } from "./settler.js";
 
 /**
- * Settlements of runs the deadline abandoned (they were requeued): each waits for the
- * tick's final statement, so the fence, not a race, decides whether it still counts.
+ * Settlements of runs the deadline abandoned: each waits for the tick's final statement. One that
+ * statement requeued (or dead-lettered) would only be fenced out, so none is sent for it; the others
+ * (the final statement failed) go out while time is left (`timeLeft`), and the fence decides.
  */
-export const lateSettler = (send: (input: StepInput) => Promise<StepResult>, logger: Logger) => {
-  let finalWritten!: () => void;
-  const afterFinal = new Promise<void>((resolve) => (finalWritten = resolve));
+export const lateSettler = (send: (input: StepInput, timeoutMs: number) => Promise<StepResult>, timeLeft: () => number, logger: Logger) => {
+  let finalWritten!: (settled: ReadonlySet<string>) => void;
+  const afterFinal = new Promise<ReadonlySet<string>>((resolve) => (finalWritten = resolve));
   return {
-    /** Called once the final statement is out (or failed). */
-    finalWritten: () => finalWritten(),
+    /** Called once the final statement is out (or failed), with the ids it settled. */
+    finalWritten: (settled: ReadonlySet<string> = new Set()) => finalWritten(settled),
     async settle(s: Settlement): Promise<void> {
-      await afterFinal;
+      const settled = await afterFinal;
+      const fields = { jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true };
+      if (settled.has(s.item.id)) return void logger.log("warn", "lease lost", fields);
+      const timeoutMs = timeLeft();
+      if (timeoutMs <= 0) return void logger.log("warn", "late settlement not written", { ...fields, error: "no time left before the platform's limit" });
       try {
-        const result = await settle(send, {}, [s], logger);
+        const result = await settle((input) => send(input, timeoutMs), {}, [s], logger);
         const ok = [...result.completed, ...result.retried, ...result.deadLettered].includes(s.item.id);
-        logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", {
-          jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true,
-        });
+        logger.log(ok ? "info" : "warn", ok ? "late settlement applied" : "lease lost", fields);
       } catch (error) {
         logger.log("warn", "late settlement not written", { jobId: s.item.id, error: errorText(error) });
       }

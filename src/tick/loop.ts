@@ -102,7 +102,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
 
-  const late = lateSettler((input) => runStep(db, tables, { ...input, history }, { timeoutMs: lateBound }), logger);
+  const late = lateSettler((input, timeoutMs) => runStep(db, tables, { ...input, history }, { timeoutMs }), lateBound, logger);
 
   const start = (row: ClaimedRow, owner: string) => {
     const run = new Run(row, owner, history);
@@ -154,8 +154,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
     if (settlements.length > 0) pacing.runsEnded(Date.now());
-    const retryAt = soonestRetry(settlements, result, Date.now());
-    if (retryAt < cutoff) pacing.retriesDue(retryAt);
+    // Soon (within the claim interval), or while other runs keep the tick going anyway; never a retry of a job it has no handler for.
+    const retryAt = soonestRetry(settlements, result, Date.now(), (name) => registry.get(name) !== undefined);
+    if (retryAt < cutoff && (runs.size > 0 || retryAt <= Date.now() + settings.claimIntervalMs)) pacing.retriesDue(retryAt);
     flow.saw(result);
     hint.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);
@@ -283,16 +284,18 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const settlements = [...pending, ...overdue.values()];
   overdue.clear();
   pending = [];
+  let settledByFinal = new Set<string>();
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs) && !failure && !options.signal?.aborted;
       const result = await step(finalInput(requeue, slot, handoff, settings, flow.resumeAt), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
+      settledByFinal = new Set([...requeuedIds, ...(result?.requeueExhausted ?? [])]);
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }
   } finally {
-    late.finalWritten();
+    late.finalWritten(settledByFinal);
   }
   const report: TickReport = {
     ...carry.total(tickRow),

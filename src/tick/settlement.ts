@@ -69,10 +69,17 @@ export const splitSettlements = (settlements: readonly Settlement[]) => ({
  * When the soonest retry a statement wrote comes due, from `now` (just after the statement), or
  * Infinity when it wrote none: the tick claims again then if that is before its cutoff.
  */
-export const soonestRetry = (settlements: readonly Settlement[], result: { readonly retried: readonly string[] }, now: number): number => {
+export const soonestRetry = (
+  settlements: readonly Settlement[],
+  result: { readonly retried: readonly string[] },
+  now: number,
+  handled: (jobName: string) => boolean,
+): number => {
   if (result.retried.length === 0) return Infinity;
   const retried = new Set(result.retried);
   let soonest = Infinity;
-  for (const s of settlements) if (s.kind === "retry" && retried.has(s.run.row.id)) soonest = Math.min(soonest, now + s.item.delayMs);
+  for (const s of settlements) {
+    if (s.kind === "retry" && retried.has(s.run.row.id) && handled(s.run.row.job_name)) soonest = Math.min(soonest, now + s.item.delayMs);
+  }
   return soonest;
 };

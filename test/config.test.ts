@@ -80,12 +80,15 @@ describe("variables read outside the library's settings", () => {
     [{ DATABASE_URL: "garbage" }, "DATABASE_URL"],
     [{ JOBS_KICK_BUDGET: "0" }, "JOBS_KICK_BUDGET"],
     [{ JOBS_KICK: "maybe" }, "JOBS_KICK"],
+    // No scheme: every kick and fan-out would fail, the fan-out's slots reserved for ticks that never start.
+    [{ JOBS_KICK_URL: "my-app.example.com/api/tick" }, "JOBS_KICK_URL"],
+    [{ JOBS_KICK_URL: "ftp://my-app.example.com/api/tick" }, "JOBS_KICK_URL"],
   ])("checkEnv refuses %o at start, naming %s", (env, name) => {
     expect(() => checkEnv(env)).toThrow(name);
   });
 
   it("takes good values", () => {
-    expect(() => checkEnv({ DATABASE_URL: "postgresql://u:p@db.example.com:5432/app?sslmode=require", JOBS_KICK: "off", JOBS_KICK_BUDGET: "5s" })).not.toThrow();
+    expect(() => checkEnv({ DATABASE_URL: "postgresql://u:p@db.example.com:5432/app?sslmode=require", JOBS_KICK: "off", JOBS_KICK_BUDGET: "5s", JOBS_KICK_URL: "https://jobs.example.com/api/tick" })).not.toThrow();
   });
 });
 

@@ -16,19 +16,20 @@ interface Var<T> {
 }
 
 const text = (_name: string, raw: string) => raw;
-/** A postgres:// (or postgresql://) URL: anything else is refused naming the variable, not met later as "Invalid URL". */
-const databaseUrl = (name: string, raw: string) => {
+/** A URL of one of `protocols`: anything else is refused naming the variable, not met later as "Invalid URL". */
+const url = (protocols: readonly string[], what: string) => (name: string, raw: string) => {
   let protocol = "";
   try {
     protocol = new URL(raw).protocol;
   } catch {
     // Not a URL at all.
   }
-  if (protocol !== "postgres:" && protocol !== "postgresql:") {
-    throw new JobsError("invalid_config", `${name} must be a postgres:// connection URL such as postgres://user:password@host:5432/database`, { setting: name });
-  }
+  if (!protocols.includes(protocol)) throw new JobsError("invalid_config", `${name} must be ${what}`, { setting: name });
   return raw;
 };
+const databaseUrl = url(["postgres:", "postgresql:"], "a postgres:// connection URL such as postgres://user:password@host:5432/database");
+/** Where ticks are posted: a bad one would reserve fan-out slots for ticks that never start. */
+const tickUrl = url(["https:", "http:"], "an https:// URL of the tick endpoint such as https://my-app.example.com/api/tick");
 const count = (name: string, raw: string) => positiveInt(name, raw);
 const duration = (min = 0) => (name: string, raw: string) => durationSetting(name, raw, min);
 const v = <T>(group: Group, parse: (name: string, raw: string) => T): Var<T> => ({ group, parse });
@@ -61,7 +62,7 @@ export const VARS = {
   JOBS_SAFETY_MARGIN: v("platform", duration()),
   JOBS_KICK: v("platform", (n, raw) => onOff(n, raw)),
   JOBS_KICK_BUDGET: v("platform", duration(1)),
-  JOBS_KICK_URL: v("platform", text),
+  JOBS_KICK_URL: v("platform", tickUrl),
   JOBS_NEON_TRANSPORT: v("platform", oneOf("http", "ws")),
   NEON_LOCAL_WSPROXY: v("platform", text),
   NEON_LOCAL_HTTP: v("platform", text),

@@ -68,6 +68,25 @@ describe("a handler that ignores its timeout", () => {
     expect(await h.rows(`SELECT status, attempt, last_error FROM ${jobs.tables.queue} WHERE id = $1`, [id])).toEqual([
       { status: "queued", attempt: 1, last_error: "JobTimeout: timed out after 50 ms" },
     ]);
+    // Its history row starts when the run did, though the attempt was settled at the tick's end.
+    const [run] = await h.rows<{ span: number; duration_ms: number }>(
+      `SELECT extract(epoch FROM finished_at - started_at) * 1000 AS span, duration_ms FROM ${jobs.tables.runs} WHERE job_id = $1`, [id]);
+    expect(run!.duration_ms).toBeLessThan(200);
+    expect(Number(run!.span)).toBeGreaterThan(400);
+  });
+
+  it("records its run as started when it started, though settled when the handler returned", async () => {
+    const slow = defineJob({ name: "slow-return", schema: z.object({}), timeoutMs: 50, maxAttempts: 1, handler: () => sleep(600) });
+    const jobs = await h.isolated([slow]);
+    const { id } = await jobs.enqueue("slow-return", {});
+    const before = Date.now();
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ deadLettered: 1 });
+    const [run] = await h.rows<{ started: number; span: number; duration_ms: number }>(
+      `SELECT extract(epoch FROM started_at) * 1000 AS started, extract(epoch FROM finished_at - started_at) * 1000 AS span, duration_ms
+       FROM ${jobs.tables.runs} WHERE job_id = $1`, [id]);
+    expect(run!.duration_ms).toBeLessThan(200);
+    expect(Number(run!.span)).toBeGreaterThan(500);
+    expect(Math.abs(Number(run!.started) - before)).toBeLessThan(300);
   });
 });
 

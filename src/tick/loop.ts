@@ -17,7 +17,7 @@ import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
-import { type Settlement, settlementFor, soonestRetry } from "./settlement.js";
+import { type Settlement, settledLate, settlementFor, soonestRetry } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
@@ -123,7 +123,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       if (outcome.kind === "failed" && outcome.timedOut && released) {
         overdue.set(run, s);
         // Unless the tick's end settled it already.
-        void released.then(() => overdue.delete(run) && owe(s));
+        void released.then(() => overdue.delete(run) && owe(settledLate(s)));
         return;
       }
       owe(s);
@@ -281,7 +281,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const requeue = [...runs.values(), ...lateClaims];
   abandonRuns(requeue, logger);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
-  const settlements = [...pending, ...overdue.values()];
+  const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
   overdue.clear();
   pending = [];
   let settledByFinal = new Set<string>();

@@ -59,6 +59,15 @@ export const plainSettlement = (s: Settlement, why: string): Settlement => {
   return { ...s, item: { ...s.item, history } };
 };
 
+/** An attempt settled after it ended (its handler ran on past its timeout): its history row still starts when the run did. */
+export const settledLate = (s: Settlement): Settlement => {
+  if (!s.item.history) return s;
+  const history: RunHistory = { ...s.item.history, startedAgoMs: s.run.elapsed() };
+  if (s.kind === "retry") return { ...s, item: { ...s.item, history } };
+  if (s.kind === "dead") return { ...s, item: { ...s.item, history } };
+  return { ...s, item: { ...s.item, history } };
+};
+
 export const splitSettlements = (settlements: readonly Settlement[]) => ({
   complete: settlements.flatMap((s) => (s.kind === "complete" ? [s.item] : [])),
   retry: settlements.flatMap((s) => (s.kind === "retry" ? [s.item] : [])),

@@ -17,14 +17,21 @@ export interface RunHistory {
   /** The return value was too large for `maxOutputBytes`, or could not be made JSON: left out. */
   readonly outputTruncated?: boolean;
   readonly logs?: readonly LogLine[];
+  /** How long before the statement the run started, when that is not its duration (settled after it ended). */
+  readonly startedAgoMs?: number;
 }
 
 /** The fields a settlement's input row carries for its history (see `HISTORY_RECORD`). */
 export const historyFields = (h: RunHistory | undefined) =>
-  h ? { stack: h.stack ?? null, output: h.output ?? null, output_truncated: h.outputTruncated ?? false, logs: h.logs && h.logs.length > 0 ? h.logs : null } : {};
+  h
+    ? {
+        stack: h.stack ?? null, output: h.output ?? null, output_truncated: h.outputTruncated ?? false, logs: h.logs && h.logs.length > 0 ? h.logs : null,
+        started_ago_ms: h.startedAgoMs === undefined ? null : Math.round(h.startedAgoMs),
+      }
+    : {};
 
 /** The record columns of `historyFields` in a `jsonb_to_recordset(...) AS s(...)` list. */
-export const HISTORY_RECORD = "stack text, output jsonb, output_truncated boolean, logs jsonb";
+export const HISTORY_RECORD = "stack text, output jsonb, output_truncated boolean, logs jsonb, started_ago_ms integer";
 
 interface HistorySource {
   /** The run's error, as SQL. */
@@ -47,7 +54,7 @@ export const historyColumns = (q: string, h: HistorySource): string => {
      ${q}.created_at AS h_created, ${h.final ? `${q}.payload` : "NULL::jsonb"} AS h_payload, ${h.error} AS h_error,
      ${from("stack", "text")} AS h_stack, ${from("output", "jsonb")} AS h_output,
      coalesce(${from("output_truncated", "boolean")}, false) AS h_truncated, ${from("logs", "jsonb")} AS h_logs,
-     ${h.started ?? (h.s ? `now() - ${h.s}.duration_ms * interval '1 millisecond'` : "NULL::timestamptz")} AS h_started`;
+     ${h.started ?? (h.s ? `now() - coalesce(${h.s}.started_ago_ms, ${h.s}.duration_ms) * interval '1 millisecond'` : "NULL::timestamptz")} AS h_started`;
 };
 
 /** One insert into the history for every run the statement's outcome CTEs ended. */

@@ -10,7 +10,13 @@ const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d
  * or names a day or time that does not exist. A time without an offset is refused: on a server,
  * local time means nothing.
  */
-export const parseIsoTime = (text: string): number | undefined => {
+export const parseIsoTime = (text: string): number | undefined => parseIsoInstant(text)?.ms;
+
+/**
+ * `parseIsoTime` with the microseconds below its milliseconds (0-999) kept apart, as PostgreSQL
+ * keeps them: a time the API returned (to the microsecond) compares with the rows it came from.
+ */
+export const parseIsoInstant = (text: string): { readonly ms: number; readonly micros: number } | undefined => {
   const m = ISO_TIME.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h = "00", mi = "00", s = "00", fraction = "", zone = "Z"] = m;
@@ -29,6 +35,11 @@ export const parseIsoTime = (text: string): number | undefined => {
   }
   const utc = new Date(0);
   utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute, second, Number(fraction.padEnd(3, "0").slice(0, 3)));
-  return utc.getTime() - offset;
+  const digits = fraction.padEnd(6, "0");
+  utc.setUTCHours(hour, minute, second, Number(digits.slice(0, 3)));
+  return { ms: utc.getTime() - offset, micros: Number(digits.slice(3, 6)) };
 };
+
+/** An instant of `parseIsoInstant` as UTC ISO 8601 text, to the microsecond. */
+export const isoWithMicros = ({ ms, micros }: { readonly ms: number; readonly micros: number }): string =>
+  micros === 0 ? new Date(ms).toISOString() : new Date(ms).toISOString().replace("Z", `${String(micros).padStart(3, "0")}Z`);

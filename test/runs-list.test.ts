@@ -140,3 +140,21 @@ describe("listRuns on a large history", () => {
     }
   });
 });
+
+describe("listRuns time range to the microsecond", () => {
+  it("takes since and until as precise as the finishedAt it returns", async () => {
+    const own = await h.isolated([]);
+    const r = tablesFor(own.settings.tablePrefix);
+    await h.rows(
+      `INSERT INTO ${r.runs} (job_id, job_name, attempt, outcome, finished_at, duration_ms)
+       VALUES (gen_random_uuid(), 'a', 1, 'succeeded', '2026-12-01T09:30:00.123100Z', 1),
+              (gen_random_uuid(), 'b', 1, 'succeeded', '2026-12-01T09:30:00.123900Z', 1)`,
+    );
+    const all = await listRuns(h.db, r, {});
+    const b = all.items.find((x) => x.job === "b")!;
+    expect(b.finishedAt).toBe("2026-12-01T09:30:00.123900Z");
+    expect((await listRuns(h.db, r, { until: b.finishedAt })).items.map((x) => x.job)).toEqual(["a"]);
+    expect((await listRuns(h.db, r, { since: b.finishedAt })).items.map((x) => x.job)).toEqual(["b"]);
+    expect((await listRuns(h.db, r, { since: "2026-12-01T10:30:00.1231+01:00" })).items.map((x) => x.job)).toEqual(["b", "a"]);
+  });
+});

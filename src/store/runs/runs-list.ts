@@ -1,4 +1,4 @@
-import { parseIsoTime } from "../../iso-time.js";
+import { isoWithMicros, parseIsoInstant } from "../../iso-time.js";
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { decodeCursorParts, encodeCursorParts, type Page, pageLimit } from "../shared/paging.js";
@@ -55,10 +55,11 @@ const decode = (cursor: string): string => {
 
 const instant = (value: string | undefined, field: string): string | undefined => {
   if (value === undefined) return undefined;
-  const ms = typeof value === "string" ? parseIsoTime(value) : undefined;
+  const at = typeof value === "string" ? parseIsoInstant(value) : undefined;
   // Years 1970-9999, as for runAt: what PostgreSQL and every driver round-trip.
-  if (ms === undefined || ms < 0 || ms >= 253_402_300_800_000) throw invalid(field, `${field} must be an ISO 8601 time such as 2026-12-01T09:30:00Z`);
-  return new Date(ms).toISOString();
+  if (at === undefined || at.ms < 0 || at.ms >= 253_402_300_800_000) throw invalid(field, `${field} must be an ISO 8601 time such as 2026-12-01T09:30:00Z`);
+  // To the microsecond: `until` a run's own finishedAt must leave that run out and keep one a few microseconds earlier.
+  return isoWithMicros(at);
 };
 
 /**

@@ -36,6 +36,20 @@ describe("retention", () => {
     expect(Number(gate!.wait)).toBeGreaterThan(200);
   });
 
+  it("goes on at once while more than a batch of old metrics or dead letters is past due, not only of history", async () => {
+    const jobs = await h.isolated([quick, fails], { metricsRetentionMs: 86_400_000, deadLetterRetentionMs: 86_400_000 });
+    await h.rows(`INSERT INTO ${jobs.tables.metrics} (minute, job_name, succeeded)
+                  SELECT date_trunc('minute', now() - interval '2 days') - (i / 10) * interval '1 minute', 'j' || (i % 10), 1 FROM generate_series(1, 7000) i`);
+    await h.rows(`INSERT INTO ${jobs.tables.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at)
+                  SELECT gen_random_uuid(), 'fails', '{}', 1, 1, 0, 'exhausted', now() - interval '2 days' - i * interval '1 second', now() - interval '3 days'
+                  FROM generate_series(1, 12000) i`);
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ metrics: 5_000, deadLetters: 5_000 });
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ metrics: 2_000, deadLetters: 5_000 });
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ metrics: 0, deadLetters: 2_000 });
+    expect((await busyTick(jobs)).cleaned).toBeNull();
+    expect(await count(jobs.tables.deadLetters)).toBe(0);
+  });
+
   it("never cleans on an idle tick: it stays one statement", async () => {
     const db = countingDb(h.db);
     const jobs = await h.isolated([quick], {}, db);

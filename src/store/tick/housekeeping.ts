@@ -20,13 +20,24 @@ const ms = (p: Params, value: number) => `${p.add(value)}::bigint * interval '1 
  * Old history, metrics, queue minutes, stale rate windows and (optionally) dead letters, deleted in bounded
  * batches by the final statement of a busy tick. At most one tick at a time cleans (the gate
  * row is taken with SKIP LOCKED, so the others do not wait), and only every `everyMs`, unless
- * the history holds more than a batch past its retention: then the next busy tick goes on.
+ * a table holds more than a batch past its retention: then the next busy tick goes on.
  * Each delete reads at most `batch` rows from the old end of its index, however big the table;
  * the flow rows, which have no age order, `batch` at a time round the table in bucket order.
  */
 export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[] => {
   const batch = p.add(h.batch);
   const history = `now() - ${ms(p, h.historyMs)}`;
+  const metrics = `now() - ${ms(p, h.metricsMs)}`;
+  // More than a batch past its retention in any table: the next busy tick cleans again. One probe
+  // per table, reading a batch of its oldest index entries, and only when a cleanup runs.
+  const behind = [
+    `(SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history}`,
+    `(SELECT minute FROM ${t.metrics} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
+    `(SELECT minute FROM ${t.queueMinutes} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
+    ...(h.deadLettersMs !== undefined
+      ? [`(SELECT dead_at FROM ${t.deadLetters} ORDER BY dead_at, id OFFSET ${batch}::int LIMIT 1) < now() - ${ms(p, h.deadLettersMs)}`]
+      : []),
+  ];
   const ctes = [
     // The next batch of flow rows, read only when a cleanup is due (the gate row says where it resumes,
     // and cannot be read from the gate itself, which writes where the next one does).
@@ -36,7 +47,7 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       ORDER BY bucket LIMIT ${batch}::int)`,
     `hk_gate AS (
       UPDATE ${t.housekeeping} SET next_at = now() + CASE
-        WHEN (SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history} THEN interval '0'
+        WHEN ${behind.join(" OR ")} THEN interval '0'
         ELSE ${ms(p, h.everyMs)} END,
         flow_after = CASE WHEN (SELECT count(*) FROM hk_flow_scan) < ${batch}::int THEN '' ELSE (SELECT max(bucket) FROM hk_flow_scan) END
       WHERE id = (SELECT id FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now() FOR UPDATE SKIP LOCKED)
@@ -54,12 +65,12 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       RETURNING 1)`,
     `hk_metrics AS (
       DELETE FROM ${t.metrics} WHERE (minute, job_name) IN (
-        SELECT minute, job_name FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < now() - ${ms(p, h.metricsMs)}
+        SELECT minute, job_name FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
         ORDER BY minute LIMIT ${batch}::int)
       RETURNING 1)`,
     `hk_minutes AS (
       DELETE FROM ${t.queueMinutes} WHERE minute IN (
-        SELECT minute FROM ${t.queueMinutes} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < now() - ${ms(p, h.metricsMs)}
+        SELECT minute FROM ${t.queueMinutes} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
         ORDER BY minute LIMIT ${batch}::int)
       RETURNING 1)`,
   ];

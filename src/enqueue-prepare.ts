@@ -1,6 +1,6 @@
 import { parseIsoTime } from "./iso-time.js";
 import { JobsError } from "./errors.js";
-import type { EnqueueItem } from "./enqueue.js";
+import type { EnqueueItem, EnqueueOptions } from "./enqueue.js";
 import { flowKeysFor } from "./flow/keys.js";
 import { newJobId } from "./ids.js";
 import type { AnyJob } from "./job.js";
@@ -10,6 +10,25 @@ import type { NewJobRow } from "./store/enqueue/insert-jobs.js";
 import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
 const INT32 = 2_147_483_647;
+
+/** Every enqueue option, once (the HTTP body takes the same; a test holds them alike). */
+export const ENQUEUE_OPTIONS = ["runAt", "delayMs", "idempotencyKey", "maxAttempts", "priority", "correlationId", "debounce"] as const satisfies ReadonlyArray<
+  keyof EnqueueOptions
+>;
+// Compiles only while the list names every option of the type.
+const listed: Exclude<keyof EnqueueOptions, (typeof ENQUEUE_OPTIONS)[number]> extends never ? true : never = true;
+void listed;
+const ITEM_FIELDS: ReadonlySet<string> = new Set(["job", "payload", ...ENQUEUE_OPTIONS]);
+const DEBOUNCE_FIELDS: ReadonlySet<string> = new Set(["key", "delayMs"]);
+
+/** A misspelt option (`runat`, `delay`) must not silently enqueue a job due now: refused, as over HTTP. */
+const checkFields = (value: object, known: ReadonlySet<string>, where: Record<string, unknown>, within = "") => {
+  for (const [key, v] of Object.entries(value)) {
+    if (v !== undefined && !known.has(key)) {
+      badOption(`unknown option ${JSON.stringify(within + key)}; ${within ? `${within.slice(0, -1)} takes` : "an enqueue takes"} ${[...known].filter((k) => k !== "job" && k !== "payload").join(", ")}`, where, within + key);
+    }
+  }
+};
 
 const badOption = (message: string, where: Record<string, unknown>, field: string): never => {
   throw new JobsError("invalid_options", message, { ...where, field });
@@ -31,6 +50,8 @@ export const prepareJob = (
   where: Record<string, unknown> = {},
   traceparent?: string,
 ): NewJobRow => {
+  checkFields(item, ITEM_FIELDS, where);
+  if (typeof item.debounce === "object" && item.debounce !== null) checkFields(item.debounce, DEBOUNCE_FIELDS, where, "debounce.");
   const { job, stored, parsed } = checkPayload(registry, item.job, item.payload, settings.maxPayloadBytes, where);
   let runAt: string | null = null;
   if (item.runAt !== undefined && item.runAt !== null) {

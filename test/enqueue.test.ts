@@ -96,6 +96,26 @@ describe("enqueue", () => {
     expect(await jobs.deadLetters.discardMany(["A", 5] as never)).toMatchObject({ discarded: [] });
   });
 
+  it("refuses a misspelt option, as the HTTP API does, instead of enqueueing a job due now; stores nothing", async () => {
+    const jobs = await h.isolated([other]);
+    const one = await caught(jobs.enqueue("other", {}, { runat: "2031-01-01T00:00:00Z" } as never));
+    expect(one).toMatchObject({ code: "invalid_options", details: { field: "runat" } });
+    expect(one.message).toContain("runAt");
+    const many = await caught(jobs.enqueueMany([{ job: "other", payload: {} }, { job: "other", payload: {}, delay: 60_000 } as never]));
+    expect(many).toMatchObject({ code: "invalid_options", details: { index: 1, field: "delay" } });
+    const nested = await caught(jobs.enqueue("other", {}, { debounce: { key: "k", delayMs: 10, delay: 5 } } as never));
+    expect(nested).toMatchObject({ code: "invalid_options", details: { field: "debounce.delay" } });
+    expect(await count(jobs.tables.queue)).toBe(0);
+    // An option left undefined is no option.
+    expect(await jobs.enqueue("other", {}, { runAt: undefined, later: undefined } as never)).toMatchObject({ deduplicated: false });
+  });
+
+  it("takes over HTTP exactly the options the library takes", async () => {
+    const { ENQUEUE_OPTIONS } = await import("../src/enqueue-prepare.js");
+    const { EnqueueBody } = await import("../src/http/routes/jobs.js");
+    expect(Object.keys(EnqueueBody.shape).sort()).toEqual(["job", "payload", ...ENQUEUE_OPTIONS].sort());
+  });
+
   it("reports zod's issues for an invalid payload, pointing at the field", async () => {
     const jobs = await h.isolated([email]);
     const error = await caught(jobs.enqueue("send-email", { to: "x", subject: 5 } as never));

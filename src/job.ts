@@ -123,7 +123,8 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
 };
 
 export type JobName<J extends AnyJob> = J["name"];
-export type JobInput<J extends AnyJob, N extends string> = input<Extract<J, { name: N }>["schema"]>;
+/** What `enqueue` takes for job `N`: its schema's input, less `undefined` (a payload is JSON; none is refused). */
+export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined>;
 /** What a finished run of job `N` recorded: its `output` schema's type, or `unknown` without one. */
 export type JobOutput<J extends AnyJob, N extends string> =
   NonNullable<Extract<J, { name: N }>["output"]> extends infer O ? ([O] extends [never] ? unknown : O extends $ZodType ? output<O> : unknown) : unknown;

@@ -110,6 +110,14 @@ describe("enqueue", () => {
     expect(await jobs.enqueue("other", {}, { runAt: undefined, later: undefined } as never)).toMatchObject({ deduplicated: false });
   });
 
+  it("takes no undefined payload, in its types as at run time, even where the schema would", async () => {
+    const ping = defineJob({ name: "ping", schema: z.object({ full: z.boolean() }).optional(), handler: () => {} });
+    const jobs = await h.isolated([ping]);
+    // @ts-expect-error: a payload is JSON, and undefined is none
+    expect(await caught(jobs.enqueue("ping", undefined))).toMatchObject({ code: "invalid_payload" });
+    expect(await jobs.enqueue("ping", { full: true })).toMatchObject({ deduplicated: false });
+  });
+
   it("takes over HTTP exactly the options the library takes", async () => {
     const { ENQUEUE_OPTIONS } = await import("../src/enqueue-prepare.js");
     const { EnqueueBody } = await import("../src/http/routes/jobs.js");

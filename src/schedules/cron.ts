@@ -4,6 +4,12 @@ import { offsetAt, readingAt, resolveReading } from "./zone.js";
 
 export type { DayMatch } from "./cron-match.js";
 
+/** A matching local reading (as UTC ms) that fires at some instant; `shifted` when the clock skipped it. */
+export interface Firing {
+  readonly reading: number;
+  readonly shifted: boolean;
+}
+
 const HOUR = 3_600_000;
 /** Larger than any offset change a zone makes at once (Lord Howe 30 min, most 1 h, Troll 2 h). */
 const MARGIN = 3 * HOUR;
@@ -19,7 +25,8 @@ const LIMIT = 100_000;
  *   clock repeats fires at both passes (every real hour is covered).
  * - Fixed-time schedules (any narrower hour field, e.g. `30 2 * * *`) fire once
  *   per matching reading: a skipped reading fires at the instant it would have
- *   had without the jump (02:30 → 03:30 EDT), a repeated one at its first pass.
+ *   had without the jump (02:30 → 03:30 EDT), a repeated one at its first pass. Where a shifted
+ *   reading lands on another reading's instant, both fire there (`firingsAt`).
  *
  * Matching (day of month, L, #, H, the day rule) is cron-fields / cron-match, applied to
  * local readings; the zone mapping is zone.ts, from Intl.
@@ -64,6 +71,30 @@ export class CronRule {
     if (r.kind === "single") return [r.instant];
     if (r.kind === "repeated") return this.intervalLike ? [r.first, r.second] : [r.first];
     return this.intervalLike ? [] : [r.shifted];
+  }
+
+  /**
+   * The matching readings that fire at `instant` (an occurrence), earliest reading first. Mostly
+   * one; two where a skipped reading of a fixed-time schedule, shifted by the jump, lands on another
+   * of its readings (`0 2,3 * * *` in New York: 02:00 on the spring-forward night fires at 03:00
+   * EDT, as 03:00 does). Occurrences are instants (next_run_at, nextAfter), so such an instant
+   * stands for both runs: whoever handles it enqueues each of them.
+   */
+  firingsAt(instant: number): Firing[] {
+    const own = readingAt(instant, this.zone);
+    // Only a fixed-time rule shifts readings, and only onto instants just after an offset change.
+    if (this.intervalLike || this.stable(instant)) return [{ reading: own, shifted: false }];
+    const out: Firing[] = [];
+    // A skipped reading fires at itself read with the offset before the jump.
+    const skipped = instant + offsetAt(instant - MARGIN, this.zone);
+    if (skipped !== own && this.fires(skipped, instant)) out.push({ reading: skipped, shifted: true });
+    if (this.fires(own, instant)) out.push({ reading: own, shifted: false });
+    // Not an occurrence of this rule (a caller's mistake): one run, as before this existed.
+    return out.length > 0 ? out : [{ reading: own, shifted: false }];
+  }
+
+  private fires(reading: number, instant: number): boolean {
+    return this.matcher.matches(reading) && this.instantsOf(reading).includes(instant);
   }
 
   private stable(instant: number): boolean {
@@ -119,13 +150,13 @@ export class CronRule {
     return best !== undefined && best >= floor ? best : undefined;
   }
 
-  /** The next `count` occurrences strictly after `t`. */
+  /** The next `count` runs strictly after `t`: an instant two readings fire at is listed twice. */
   take(count: number, t: number): number[] {
     const out: number[] = [];
-    let at = t;
-    for (let i = 0; i < count; i++) {
+    for (let at = t; out.length < count; ) {
       at = this.nextAfter(at);
-      out.push(at);
+      const runs = Math.min(this.firingsAt(at).length, count - out.length);
+      for (let i = 0; i < runs; i++) out.push(at);
     }
     return out;
   }

@@ -60,8 +60,12 @@ interface Prepared {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The idempotency key, and correlation id, of one occurrence. */
-export const occurrenceKey = (name: string, occurrenceMs: number) => `schedule:${name}:${iso(occurrenceMs)}`;
+/**
+ * The idempotency key, and correlation id, of one occurrence: `schedule:<name>:<ISO>`. `nominal` is
+ * a plan's `Run.nominal`: a skipped time sharing its instant with another keys by its own reading
+ * (`schedule:<name>:2024-03-10T02:00:00.000-05:00`), which still parses to the instant.
+ */
+export const occurrenceKey = (name: string, occurrenceMs: number, nominal?: string) => `schedule:${name}:${nominal ?? iso(occurrenceMs)}`;
 
 /** Validates every schedule against the jobs at createJobs time; throws `invalid_schedule` naming it. */
 const prepare = (
@@ -185,7 +189,7 @@ export const createScheduling = (env: {
         expected: iso(Number(row.next_ms)),
         definition_hash: row.definition_hash,
         next_run_at: iso(plan.next),
-        jobs: plan.occurrences.map((o) => ({ id: newJobId(), run_at: iso(o), key: occurrenceKey(row.name, o), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
+        jobs: plan.runs.map((r) => ({ id: newJobId(), run_at: iso(r.at), key: occurrenceKey(row.name, r.at, r.nominal), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
       });
     }
     const result = await materializeOccurrences(client, tables, advances, env.traceparent?.());
@@ -221,10 +225,11 @@ export const createScheduling = (env: {
     const s = p.schedule;
     const paused = row?.paused ?? false;
     let nextRuns: number[] = [];
-    if (!paused && next > 0) {
-      // A synced row knows the next occurrence not yet handled; otherwise count from now.
-      nextRuns = row && row.definition_hash === hash ? [Number(row.next_ms), ...s.rule.take(next - 1, Number(row.next_ms))] : s.rule.take(next, nowMs());
-    }
+    if (!paused && next > 0 && row && row.definition_hash === hash) {
+      // A synced row knows the next occurrence not yet handled: listed once per run at it (two where a skipped time lands on another).
+      const first = Number(row.next_ms);
+      nextRuns = [...s.rule.firingsAt(first).map(() => first), ...s.rule.take(next, first)].slice(0, next);
+    } else if (!paused && next > 0) nextRuns = s.rule.take(next, nowMs());
     return {
       name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: p.stored, missed: s.missed, paused,
       nextRuns: nextRuns.map(iso),

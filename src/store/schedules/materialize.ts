@@ -6,7 +6,7 @@ export interface OccurrenceJob {
   readonly id: string;
   /** The occurrence instant (ISO): the job is due then, so late occurrences run first. */
   readonly run_at: string;
-  /** `schedule:<name>:<occurrence ISO>`; also the correlation id. */
+  /** `schedule:<name>:<occurrence ISO>` (see occurrenceKey); also the correlation id. */
   readonly key: string;
   readonly priority: number;
   readonly max_attempts: number;

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { countingDb, defineJob } from "../src/index.js";
+import { getSeries } from "../src/store/admin/series.js";
+import { tablesFor } from "../src/store/shared/tables.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("retention");
@@ -48,6 +50,47 @@ describe("retention", () => {
     expect((await busyTick(jobs)).cleaned).toMatchObject({ metrics: 0, deadLetters: 2_000 });
     expect((await busyTick(jobs)).cleaned).toBeNull();
     expect(await count(jobs.tables.deadLetters)).toBe(0);
+  });
+
+  it("folds per-minute metrics older than an hour and a quarter into quarter-hour rows, keeping every sum the charts and stats read", async () => {
+    const jobs = await h.isolated([quick]);
+    // Four hours of minutes for three jobs, with histograms and maxima that differ minute by minute.
+    await h.rows(`INSERT INTO ${jobs.tables.metrics} (minute, job_name, succeeded, failed, retried, dead_lettered, requeued, duration_ms_sum, duration_ms_max, duration_hist)
+                  SELECT date_trunc('minute', now()) - i * interval '1 minute', 'j' || k, i % 7, i % 3, i % 2, i % 5, k, i * 10 + k, (i * 37 + k) % 1000,
+                         ARRAY[i % 4, k, 0, 0, 0, 0, 0, 0, 0, 0, 0, i % 2]
+                  FROM generate_series(0, 239) i, generate_series(1, 3) k`);
+    const series = async () => {
+      const s = await getSeries(h.db, tablesFor(jobs.settings.tablePrefix), "24h");
+      return { throughput: s.throughput, durations: s.durations };
+    };
+    const sums = `SELECT date_bin(interval '15 minutes', minute, timestamptz 'epoch') AS q, job_name, sum(succeeded)::int AS s, sum(failed)::int AS f,
+                         sum(retried)::int AS r, sum(dead_lettered)::int AS d, sum(requeued)::int AS rq, sum(duration_ms_sum)::int AS ds,
+                         max(duration_ms_max) AS mx, array_agg(duration_hist ORDER BY minute) AS hists
+                  FROM ${jobs.tables.metrics} GROUP BY 1, 2 ORDER BY 1, 2`;
+    const histTotals = `SELECT date_bin(interval '15 minutes', minute, timestamptz 'epoch') AS q, job_name, i, sum(duration_hist[i])::int AS n
+                        FROM ${jobs.tables.metrics}, generate_series(1, 12) i GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`;
+    // Leaving out the tick's own run, which adds a success in this minute.
+    const own = (rows: Array<Record<string, unknown>>) => rows.filter((r) => r.job_name !== "quick" && r.job !== "quick");
+    const before = { series: await series(), sums: (await h.rows<Record<string, unknown>>(sums)).map(({ hists: _, ...r }) => r), hist: await h.rows(histTotals) };
+    const minutes = own((await jobs.stats()).minutes as never);
+
+    await busyTick(jobs);
+    const old = await h.rows<{ n: number; unaligned: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE minute <> date_bin(interval '15 minutes', minute, timestamptz 'epoch'))::int AS unaligned
+       FROM ${jobs.tables.metrics} WHERE minute < now() - interval '90 minutes'`);
+    expect(old[0]!.unaligned).toBe(0);
+    expect(old[0]!.n).toBeGreaterThan(0);
+    // The last hour and a quarter is still by the minute (the stats and the 1 h chart read it so).
+    expect(await count(jobs.tables.metrics, "minute > now() - interval '74 minutes'")).toBeGreaterThanOrEqual(73 * 3);
+    const after = { series: await series(), sums: (await h.rows<Record<string, unknown>>(sums)).map(({ hists: _, ...r }) => r), hist: await h.rows(histTotals) };
+    expect(own(after.sums)).toEqual(own(before.sums));
+    expect(own(after.hist)).toEqual(own(before.hist));
+    expect({ throughput: own(after.series.throughput as never), durations: own(after.series.durations as never) }).toEqual({
+      throughput: own(before.series.throughput as never), durations: own(before.series.durations as never),
+    });
+    expect(own((await jobs.stats()).minutes as never)).toEqual(minutes);
+    const [gate] = await h.rows<{ folded: boolean }>(`SELECT metrics_folded_until <= now() - interval '75 minutes' AS folded FROM ${jobs.tables.housekeeping}`);
+    expect(gate!.folded).toBe(true);
   });
 
   it("never cleans on an idle tick: it stays one statement", async () => {

@@ -16,6 +16,14 @@ export interface Housekeeping {
 
 const ms = (p: Params, value: number) => `${p.add(value)}::bigint * interval '1 millisecond'`;
 
+/** Upper bounds of the duration histogram's buckets, counted in `duration_hist` (twelve). */
+const HIST = Array.from({ length: 12 }, (_, i) => i + 1);
+/**
+ * Per-minute metrics before this are folded into quarter-hour rows: older than the hour the stats and
+ * the 1 h chart read by the minute, and than any late write of a tick's carried counts.
+ */
+const FOLD_BEFORE = `date_bin(interval '15 minutes', now() - interval '75 minutes', timestamptz 'epoch')`;
+
 /**
  * Old history, metrics, queue minutes, stale rate windows and (optionally) dead letters, deleted in bounded
  * batches by the final statement of a busy tick. At most one tick at a time cleans (the gate
@@ -34,11 +42,19 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
     `(SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history}`,
     `(SELECT minute FROM ${t.metrics} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
     `(SELECT minute FROM ${t.queueMinutes} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
+    `(SELECT count(*) FROM hk_fold_scan) >= ${batch}::int`,
     ...(h.deadLettersMs !== undefined
       ? [`(SELECT dead_at FROM ${t.deadLetters} ORDER BY dead_at, id OFFSET ${batch}::int LIMIT 1) < now() - ${ms(p, h.deadLettersMs)}`]
       : []),
   ];
   const ctes = [
+    // The next batch of per-minute metrics rows to fold (a quarter's first minute is its quarter's row),
+    // read only when a cleanup is due, from where the last fold stopped.
+    `hk_fold_scan AS MATERIALIZED (
+      SELECT minute, job_name FROM ${t.metrics}
+      WHERE minute >= (SELECT coalesce(metrics_folded_until, '-infinity') FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now())
+        AND minute < ${FOLD_BEFORE} AND minute >= ${metrics} AND minute <> date_bin(interval '15 minutes', minute, timestamptz 'epoch')
+      ORDER BY minute LIMIT ${batch}::int)`,
     // The next batch of flow rows, read only when a cleanup is due (the gate row says where it resumes,
     // and cannot be read from the gate itself, which writes where the next one does).
     `hk_flow_scan AS MATERIALIZED (
@@ -49,7 +65,9 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       UPDATE ${t.housekeeping} SET next_at = now() + CASE
         WHEN ${behind.join(" OR ")} THEN interval '0'
         ELSE ${ms(p, h.everyMs)} END,
-        flow_after = CASE WHEN (SELECT count(*) FROM hk_flow_scan) < ${batch}::int THEN '' ELSE (SELECT max(bucket) FROM hk_flow_scan) END
+        flow_after = CASE WHEN (SELECT count(*) FROM hk_flow_scan) < ${batch}::int THEN '' ELSE (SELECT max(bucket) FROM hk_flow_scan) END,
+        -- From the last minute folded (more of it may be left), or, with all folded, the cutoff.
+        metrics_folded_until = CASE WHEN (SELECT count(*) FROM hk_fold_scan) < ${batch}::int THEN ${FOLD_BEFORE} ELSE (SELECT max(minute) FROM hk_fold_scan) END
       WHERE id = (SELECT id FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now() FOR UPDATE SKIP LOCKED)
       RETURNING 1)`,
     // A window a claim writes meanwhile is newer than the cutoff when the delete looks at it again.
@@ -67,6 +85,20 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       DELETE FROM ${t.metrics} WHERE (minute, job_name) IN (
         SELECT minute, job_name FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
         ORDER BY minute LIMIT ${batch}::int)
+      RETURNING 1)`,
+    `hk_fold AS (
+      DELETE FROM ${t.metrics} m USING hk_fold_scan s
+      WHERE EXISTS (SELECT 1 FROM hk_gate) AND m.minute = s.minute AND m.job_name = s.job_name
+      RETURNING m.*)`,
+    `hk_folded AS (
+      INSERT INTO ${t.metrics} AS m (minute, job_name, succeeded, failed, retried, dead_lettered, requeued, duration_ms_sum, duration_ms_max, duration_hist)
+      SELECT date_bin(interval '15 minutes', minute, timestamptz 'epoch'), job_name, sum(succeeded), sum(failed), sum(retried), sum(dead_lettered),
+             sum(requeued), sum(duration_ms_sum), max(duration_ms_max), ARRAY[${HIST.map((i) => `sum(duration_hist[${i}])`).join(", ")}]::int[]
+      FROM hk_fold GROUP BY 1, 2 ORDER BY 1, 2
+      ON CONFLICT (minute, job_name) DO UPDATE SET succeeded = m.succeeded + EXCLUDED.succeeded, failed = m.failed + EXCLUDED.failed,
+        retried = m.retried + EXCLUDED.retried, dead_lettered = m.dead_lettered + EXCLUDED.dead_lettered, requeued = m.requeued + EXCLUDED.requeued,
+        duration_ms_sum = m.duration_ms_sum + EXCLUDED.duration_ms_sum, duration_ms_max = greatest(m.duration_ms_max, EXCLUDED.duration_ms_max),
+        duration_hist = ARRAY(SELECT a + b FROM unnest(m.duration_hist, EXCLUDED.duration_hist) AS u(a, b))
       RETURNING 1)`,
     `hk_minutes AS (
       DELETE FROM ${t.queueMinutes} WHERE minute IN (

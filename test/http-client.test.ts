@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createClient, JobsApiError } from "../src/client/client.js";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, defineJob, defineSchedule, PermanentJobError, silentLogger } from "../src/index.js";
 import { API_TOKENS, CRON_SECRET, NEW_TOKEN, serveOnLoopback } from "./http-support.js";
 import { harness } from "./support/harness.js";

@@ -4,7 +4,7 @@
 // Reproduce a failure with FUZZ_SEED=<seed printed in the failure>.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { STATUS } from "../src/http/api-errors.js";
 import { defineJob, PermanentJobError } from "../src/index.js";
 import { API_TOKENS, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";

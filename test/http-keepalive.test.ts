@@ -6,7 +6,7 @@ import http from "node:http";
 import { createAdaptorServer, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { drainBound } from "../src/http/drain.js";
 import { defineJob } from "../src/index.js";
 import { API_TOKENS, NEW_TOKEN } from "./http-support.js";

@@ -1,6 +1,6 @@
 // The HTTP API: listing, reading, running and cancelling jobs; paging, reading, replaying and discarding dead letters.
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { decodeCursor } from "../src/store/shared/paging.js";
 import { API_TOKENS, caller, chunkedBody } from "./http-support.js";
 import { echo, expectError, fails, httpFixture, sendEmail } from "./support/http-fixture.js";

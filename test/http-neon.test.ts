@@ -3,7 +3,7 @@
 // Every API statement goes through the Neon driver here.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, defineJob, PermanentJobError, silentLogger } from "../src/index.js";
 import { API_TOKENS, caller } from "./http-support.js";
 import { harness } from "./support/harness.js";

@@ -2,8 +2,9 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { openApiDocument } from "../src/http/openapi.js";
+import { zodPayloadSchemas } from "../src/http/payload-schemas.js";
 import { defineJob } from "../src/index.js";
 import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
 import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
@@ -36,6 +37,14 @@ describe("stats, tick, openapi, routing", () => {
     expect(await count()).toBe(0);
   });
 
+  it("describes payloads as the server checks them when no JSON Schema converter is given (the worker's default, to stay small)", () => {
+    const registry = new Map([[sendEmail.name, sendEmail]]);
+    const doc = openApiDocument(registry) as { components: { schemas: Record<string, { "x-job-name"?: string; properties?: object; description?: string }> } };
+    const payload = Object.values(doc.components.schemas).find((s) => s["x-job-name"] === sendEmail.name)!;
+    expect(payload.properties).toBeUndefined();
+    expect(payload.description).toContain("checked by the server");
+  });
+
   it("serves an OpenAPI document with each job's payload schema", async () => {
     const r = await call("GET", "/api/openapi.json");
     expect(r.status).toBe(200);
@@ -58,7 +67,7 @@ describe("stats, tick, openapi, routing", () => {
     const schemaFor = (n: string) => z.object({ [n]: z.number() });
     const names = ["a:b", "a/b", "a_b"];
     const registry = new Map(names.map((name) => [name, defineJob({ name, schema: schemaFor(name), handler: () => {} })]));
-    const doc = openApiDocument(registry) as { components: { schemas: Record<string, { "x-job-name"?: string; properties?: object }> } };
+    const doc = openApiDocument(registry, zodPayloadSchemas) as { components: { schemas: Record<string, { "x-job-name"?: string; properties?: object }> } };
     const payloads = Object.entries(doc.components.schemas).filter(([k]) => k.startsWith("Payload."));
     expect(payloads.map(([, v]) => v["x-job-name"]).sort()).toEqual([...names].sort());
     for (const [, v] of payloads) expect(Object.keys(v.properties!)).toEqual([v["x-job-name"]]);

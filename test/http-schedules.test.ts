@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, defineJob, defineSchedule, silentLogger } from "../src/index.js";
 import { API_TOKENS, caller } from "./http-support.js";
 import { harness } from "./support/harness.js";

@@ -1,6 +1,6 @@
 // The HTTP API: authentication, and enqueueing over POST /api/jobs.
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { API_TOKENS, caller, chunkedBody, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
 import { echo, expectError, fails, httpFixture, sendEmail } from "./support/http-fixture.js";
 

@@ -6,7 +6,7 @@ import { neon, neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { size } from "../src/dashboard/payload-preview.js";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, type Db, defineJob, fromNeonHttp, silentLogger } from "../src/index.js";
 import { listDeadLetters } from "../src/store/admin/dead-letters-list.js";
 import { listJobs } from "../src/store/admin/jobs-list.js";

@@ -5,7 +5,7 @@
 import { neon, neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, defineJob, defineSchedule, fromNeonHttp, PermanentJobError, silentLogger } from "../src/index.js";
 import { API_TOKENS, CRON_SECRET, caller } from "./http-support.js";
 import { PASSWORD } from "./support/browser.js";

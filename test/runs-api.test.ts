@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { createClient, JobsWaitError } from "../src/client/index.js";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { createJobs, defineJob, PermanentJobError, silentLogger } from "../src/index.js";
 import { API_TOKENS, caller, CRON_SECRET, NEW_TOKEN, serveOnLoopback } from "./http-support.js";
 import { harness, sleep } from "./support/harness.js";

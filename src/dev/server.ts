@@ -11,6 +11,7 @@ import { checkEnv, read, unknownVariables } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
+import { zodPayloadSchemas } from "../http/payload-schemas.js";
 import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
 import { jobsFromModule } from "../module/jobs-module.js";
@@ -150,6 +151,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       jobs,
       env: appEnv,
       logger,
+      payloadSchemas: zodPayloadSchemas,
       // Every tick is an invocation of /api/tick, answered 202 while it runs, as on a platform.
       tick: (req) => jobs.tick({ budgetMs: req.kick ? kickBudget : undefined, handoff: req.handoff, signal: shutdown.signal, spawn: (h) => local.spawn(h) }),
       background: (work) => local.track(work),

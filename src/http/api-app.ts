@@ -1,3 +1,4 @@
+import type { PayloadSchemas } from "./payload-schemas.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { createDashboard } from "../dashboard/dashboard-app.js";
@@ -40,6 +41,11 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
    * `/api/tick` request with `x-pgtick-async: 1` is answered `202` at once and its tick runs on.
    */
   background?: (work: Promise<unknown>, c: Context) => void;
+  /**
+   * How /api/openapi.json describes each job's payload: `zodPayloadSchemas` (zod's JSON Schema) in
+   * `pgtick/http`'s createApp and on Vercel; absent, the payloads are described as checked by the server.
+   */
+  payloadSchemas?: PayloadSchemas;
   /** Where server faults are logged. Default: the jobs instance's logger, else JSON lines on stdout. */
   logger?: Logger;
 }
@@ -64,6 +70,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     tickOptions: options.tickOptions,
     tick: options.tick,
     background: options.background,
+    payloadSchemas: options.payloadSchemas,
   };
   // The API validates names and payloads at run time, so it needs no job types.
   const source = options.jobs as unknown as AnyJobs | ((req: Request) => Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }>);

@@ -6,6 +6,7 @@ import type { TickRequest } from "./tick-request.js";
 import type { Secrets } from "./auth.js";
 
 import type { RouteName } from "./route-table.js";
+import type { PayloadSchemas } from "./payload-schemas.js";
 
 export type { AnyJobs } from "../jobs.js";
 
@@ -19,6 +20,7 @@ export interface ApiConfig {
   readonly tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
   readonly tick?: (req: TickRequest, c: Context) => Promise<TickReport>;
   readonly background?: (work: Promise<unknown>, c: Context) => void;
+  readonly payloadSchemas?: PayloadSchemas;
 }
 
 export interface ApiEnv {

@@ -1,5 +1,14 @@
 // `pgtick/http`: the HTTP API and the dashboard as one Hono app (web-standard Request/Response).
-export { createApp, type AppOptions } from "./api-app.js";
+import type { AnyJob } from "../job.js";
+import { type AppOptions, createApp as createAppWith } from "./api-app.js";
+import { zodPayloadSchemas } from "./payload-schemas.js";
+
+export type { AppOptions } from "./api-app.js";
+export { opaquePayloadSchemas, type PayloadSchemas, zodPayloadSchemas } from "./payload-schemas.js";
+
+/** The HTTP API as a Hono app; its OpenAPI document describes each job's payload with zod's JSON Schema unless told otherwise. */
+export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): ReturnType<typeof createAppWith> =>
+  createAppWith({ payloadSchemas: zodPayloadSchemas, ...options });
 export { createDashboard, type DashboardOptions } from "../dashboard/dashboard-app.js";
 export { STATUS as API_ERROR_STATUS, type ApiErrorBody, type ApiErrorCode } from "./api-errors.js";
 export { ROUTES, type RouteName, type RouteSpec } from "./route-table.js";

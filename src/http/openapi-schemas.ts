@@ -1,4 +1,3 @@
-import { toJSONSchema } from "zod/v4/core";
 import type { AnyJob } from "../job.js";
 import { DEAD_REASONS } from "../terms.js";
 import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
@@ -6,17 +5,8 @@ import { COUNT_LIMIT } from "../store/shared/bounded.js";
 import { MAX_LIMIT } from "../store/shared/paging.js";
 import { STATUS, type ApiErrorCode } from "./api-errors.js";
 
-export type Schema = Record<string, unknown>;
-
-/** A job's payload as JSON Schema (the input side: what a client sends). Unrepresentable parts become `{}`. */
-export const payloadJsonSchema = (job: AnyJob): Schema => {
-  try {
-    const { $schema: _drop, ...schema } = toJSONSchema(job.schema, { io: "input", unrepresentable: "any" }) as Schema;
-    return schema;
-  } catch {
-    return { description: "this payload schema has no JSON Schema form (checked by the server)" };
-  }
-};
+export type { Schema } from "./payload-schemas.js";
+import type { Schema } from "./payload-schemas.js";
 
 /**
  * Component names allow only [A-Za-z0-9._-]; job names may hold any other character too,

@@ -3,13 +3,13 @@ import { JOB_STATUSES, MAX_ATTEMPTS } from "../terms.js";
 import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { STATUS } from "./api-errors.js";
 import {
-  componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, payloadJsonSchema, previewProperties, query, ref,
+  componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, previewProperties, query, ref,
   runProperties, type Schema, statsSchema, TIME,
 } from "./openapi-schemas.js";
 import { ROUTES, type RouteName } from "./route-table.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
-export { payloadJsonSchema } from "./openapi-schemas.js";
+import { opaquePayloadSchemas, type PayloadSchemas } from "./payload-schemas.js";
 
 /** What the document says about one route beyond its table entry (method, path, summary, auth). */
 interface Operation {
@@ -136,8 +136,8 @@ const pathsFromTable = (): Schema => {
   return paths;
 };
 
-/** The OpenAPI 3.1 document of the API, with each defined job's payload schema. */
-export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema => {
+/** The OpenAPI 3.1 document of the API, with each defined job's payload schema as `payloadSchemas` gives it. */
+export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSchemas: PayloadSchemas = opaquePayloadSchemas): Schema => {
   const jobs = [...registry.values()];
   const names = componentNames(jobs);
   const componentName = (job: string) => names.get(job)!;
@@ -180,7 +180,7 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>): Schema =
         cronSecret: { type: "http", scheme: "bearer", description: "CRON_SECRET; only for /api/tick" },
       },
       schemas: {
-        ...Object.fromEntries(jobs.map((j) => [componentName(j.name), { ...payloadJsonSchema(j), "x-job-name": j.name }])),
+        ...Object.fromEntries(jobs.map((j) => [componentName(j.name), { ...payloadSchemas(j), "x-job-name": j.name }])),
         Enqueue: anyEnqueue,
         Error: {
           type: "object",

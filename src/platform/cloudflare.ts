@@ -1,6 +1,7 @@
 // `pgtick/cloudflare`: the Worker. `fetch` serves the API and the dashboard; `scheduled` runs the
 // minute tick. A tick that finds more work than it can take starts more ticks through the service
 // binding SELF (this worker bound to itself in wrangler.toml), each a new invocation of its own.
+import type { PayloadSchemas } from "../http/payload-schemas.js";
 import type { Context } from "hono";
 import type { Hono } from "hono";
 import type { JobsModule } from "../module/jobs-module.js";
@@ -34,7 +35,15 @@ const spawnThrough = (bindings: Record<string, unknown>, env: Env, ctx: WorkerEx
   };
 };
 
-export const cloudflareWorker = (module: JobsModule) => {
+export interface CloudflareOptions {
+  /**
+   * How /api/openapi.json describes each job's payload. Absent: as checked by the server, keeping zod's
+   * JSON Schema converter (about 7 KB gzipped) out of the bundle; `zodPayloadSchemas` from `pgtick/http` adds it.
+   */
+  readonly payloadSchemas?: PayloadSchemas;
+}
+
+export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions = {}) => {
   // Bindings are fixed per deployment, so the app is built at the first request.
   let built: { app: Hono; kick: () => Promise<void> } | undefined;
   let kickCtx: WorkerExecutionContext | undefined;
@@ -50,6 +59,7 @@ export const cloudflareWorker = (module: JobsModule) => {
     const app = deploymentApp({
       ...d,
       connectRequest: neonForRequest,
+      payloadSchemas: options.payloadSchemas,
       tick: (req: TickRequest, c: Context) => runInvocationTick(d, req, { spawn: spawnThrough(bindings, env, c.executionCtx as WorkerExecutionContext) }),
       onDueNow: kickEnabled(env)
         ? (c) => {

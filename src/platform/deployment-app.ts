@@ -7,6 +7,7 @@ import { platformSettings } from "./budget.js";
 import type { Connection } from "./connection.js";
 import type { Deployment } from "./invocation.js";
 import type { TickRequest } from "../http/tick-request.js";
+import type { PayloadSchemas } from "../http/payload-schemas.js";
 
 export interface DeploymentApp extends Deployment {
   /** Opens a connection for one API request; the app closes it when the response is done. */
@@ -17,6 +18,8 @@ export interface DeploymentApp extends Deployment {
   readonly background?: (work: Promise<unknown>, c: Context) => void;
   /** After an enqueue, replay or schedule run (API or dashboard) put a job in the queue that is due now. */
   readonly onDueNow?: (c: Context) => void;
+  /** How /api/openapi.json describes payloads (see AppOptions). */
+  readonly payloadSchemas?: PayloadSchemas;
 }
 
 /**
@@ -41,5 +44,6 @@ export const deploymentApp = (d: DeploymentApp): Hono =>
     },
     tick: d.tick,
     background: d.background,
+    payloadSchemas: d.payloadSchemas,
     onEnqueued: d.onDueNow ? ({ dueNow }, c) => (dueNow ? d.onDueNow!(c) : undefined) : undefined,
   });

@@ -9,6 +9,7 @@ import { deploymentApp } from "./deployment-app.js";
 import { runInvocationTick } from "./invocation.js";
 import { httpKick } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
+import { zodPayloadSchemas } from "../http/payload-schemas.js";
 
 export interface VercelOptions {
   /** Default: process.env. */
@@ -30,6 +31,7 @@ export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((re
     tick: (req: Parameters<typeof runInvocationTick>[1]) => runInvocationTick(d, req),
     background: (work: Promise<unknown>) => waitUntil(work),
     onDueNow: kick ? () => waitUntil(kick()) : undefined,
+    payloadSchemas: zodPayloadSchemas,
   };
   const app = deploymentApp(d);
   return (request) => Promise.resolve(app.fetch(request));

@@ -2,7 +2,7 @@
 // database per test file, and helpers to count rows, reset, check error bodies and make dead letters.
 import { expect } from "vitest";
 import { z } from "zod";
-import { createApp } from "../../src/http/api-app.js";
+import { createApp } from "../../src/http/index.js";
 import { defineJob, PermanentJobError } from "../../src/index.js";
 import { API_TOKENS, caller, CRON_SECRET } from "../http-support.js";
 import { harness } from "./harness.js";

@@ -27,7 +27,7 @@ const tick: Handler = async (c, config) => {
   return c.json(await run());
 };
 
-let openapi: { registry: ReadonlyMap<string, AnyJob>; doc: Record<string, unknown> } | undefined;
+let openapi: { registry: ReadonlyMap<string, AnyJob>; schemas: unknown; doc: Record<string, unknown> } | undefined;
 
 export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" | "openapi"> = {
   async stats(c) {
@@ -45,9 +45,11 @@ export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" |
   },
   tick,
   "tick.get": tick,
-  async openapi(c) {
+  async openapi(c, config) {
     const jobs = await jobsOf(c);
-    if (openapi?.registry !== jobs.registry) openapi = { registry: jobs.registry, doc: openApiDocument(jobs.registry) };
+    if (openapi?.registry !== jobs.registry || openapi.schemas !== config.payloadSchemas) {
+      openapi = { registry: jobs.registry, schemas: config.payloadSchemas, doc: openApiDocument(jobs.registry, config.payloadSchemas) };
+    }
     return c.json(openapi.doc);
   },
 };

@@ -2,7 +2,7 @@
 // request by request against a real PostgreSQL.
 import { describe, expect, it } from "vitest";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
-import { createApp } from "../src/http/api-app.js";
+import { createApp } from "../src/http/index.js";
 import { randomToken, sessionKey, signSession, verifySession } from "../src/dashboard/session.js";
 import { deadCount, fixtureJobs, PASSWORD, queuedCount } from "./support/browser.js";
 import { harness } from "./support/harness.js";

@@ -196,6 +196,21 @@ describe("the pgtick executable", () => {
     expect(verbose.stderr).toMatch(/\n\s+at /);
   });
 
+  it("loads a TypeScript jobs module from a package that is not an ES module package, as most apps' are", async () => {
+    const { env } = await fresh();
+    for (const pkg of ['{"name":"app","type":"commonjs"}', '{"name":"app"}']) {
+      const dir = mkdtempSync(join(tmpdir(), "pgtick-cjs-"));
+      try {
+        writeFileSync(join(dir, "package.json"), pkg);
+        writeFileSync(join(dir, "jobs.ts"), "export const jobs: unknown[] = [];\n");
+        // Loaded: the job is unknown to it (before: "cannot load jobs module ... Cannot require() ES Module").
+        expectOneLineError(await bin(["enqueue", "nope", "{}", "--jobs", join(dir, "jobs.ts")], env), EXIT.rejected, /no job named "nope"/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+  });
+
   it("exits once a tick's report is out, not when a handler it requeued at the deadline ends", async () => {
     const { env, rows } = await fresh();
     await bin(["enqueue", "build-report", '{"seconds":30}'], env);

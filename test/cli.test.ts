@@ -57,9 +57,12 @@ describe("migrate", () => {
     expect(again.code).toBe(0);
     const all = migrations.map((m) => m.version);
     expect(all.slice(0, 2)).toEqual([1, 2]);
-    expect(again.stdout).toBe(`up to date: migrations ${all.join(", ")} already applied (tables ${prefix}*)\n`);
+    // The suite's JOBS_MODULE is the repository's, whose setup makes its own table.
+    expect(again.stdout).toBe(`up to date: migrations ${all.join(", ")} already applied (tables ${prefix}*; ran the jobs module's setup)\n`);
     const other = await cli(["migrate", "--json"], { JOBS_TABLE_PREFIX: `${prefix}m_` });
-    expect(json(other)).toEqual({ applied: all, versions: all, prefix: `${prefix}m_` });
+    expect(json(other)).toEqual({ applied: all, versions: all, prefix: `${prefix}m_`, setup: true });
+    const bare = await cli(["migrate", "--json"], { JOBS_TABLE_PREFIX: `${prefix}b_`, JOBS_MODULE: "" });
+    expect(json(bare)).toEqual({ applied: all, versions: all, prefix: `${prefix}b_`, setup: false });
     const tables = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE $1`, [`${prefix}m\\_%`]);
     expect(tables[0]!.n).toBeGreaterThanOrEqual(5);
   });
@@ -154,7 +157,7 @@ describe("configuration and connection errors", () => {
     writeFileSync(mod, `export * from ${JSON.stringify(jobsModule)};\nexport const settings = { tablePrefix: "climod_" };\n`);
     const noPrefix = { JOBS_TABLE_PREFIX: "", JOBS_MODULE: "" };
     const migrated = await cli(["migrate", "--jobs", mod], noPrefix);
-    expect(migrated.stdout).toContain("(tables climod_*)");
+    expect(migrated.stdout).toContain("(tables climod_*; ran the jobs module's setup)");
     expect((await cli(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--jobs", mod], noPrefix)).code).toBe(0);
     expect(json<{ queue: Array<{ job: string }> }>(await cli(["stats", "--json", "--jobs", mod], noPrefix)).queue).toMatchObject([{ job: "send-welcome" }]);
     // A module named but missing is an error for these commands too.

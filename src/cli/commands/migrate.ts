@@ -5,15 +5,20 @@ export const migrateCommand: CommandSpec = {
   path: ["migrate"],
   summary: "Create or update the tables (safe to run from many places at once)",
   maxArgs: 0,
-  details: "Uses DATABASE_URL and JOBS_TABLE_PREFIX. Running it again when up to date changes nothing.",
+  details:
+    "Uses DATABASE_URL and JOBS_TABLE_PREFIX. Running it again when up to date changes nothing. With a jobs module named (--jobs, JOBS_MODULE), then runs its setup(db), which makes the app's own tables.",
   async run(session) {
+    const mod = await session.module("none", "migrate");
     const jobs = await session.jobs("none", "migrate");
     const applied = await jobs.migrate();
     const versions = await appliedVersions(jobs.db, jobs.settings.tablePrefix);
-    session.print({ applied, versions, prefix: jobs.settings.tablePrefix }, () =>
+    const setup = mod?.setup !== undefined;
+    if (mod?.setup) await mod.setup(jobs.db);
+    const tables = `tables ${jobs.settings.tablePrefix}*${setup ? "; ran the jobs module's setup" : ""}`;
+    session.print({ applied, versions, prefix: jobs.settings.tablePrefix, setup }, () =>
       applied.length > 0
-        ? `applied migration${applied.length === 1 ? "" : "s"} ${applied.join(", ")} (tables ${jobs.settings.tablePrefix}*)`
-        : `up to date: migrations ${versions.join(", ")} already applied (tables ${jobs.settings.tablePrefix}*)`,
+        ? `applied migration${applied.length === 1 ? "" : "s"} ${applied.join(", ")} (${tables})`
+        : `up to date: migrations ${versions.join(", ")} already applied (${tables})`,
     );
   },
 };

@@ -17,10 +17,13 @@ export const jobList = [
 
 const jobs = createJobs({ db: new pg.Pool({ connectionString: process.env.DATABASE_URL }), jobs: jobList });
 await jobs.migrate();
+// Something must tick: here a minute timer, and a tick at once for jobs due now (unless a running one has room).
+const tick = () => void jobs.tick().catch((error: unknown) => console.error("tick failed", error));
+setInterval(tick, 60_000);
 const app = createApp({
   jobs,                   // or (req) => Promise<{ jobs, dispose? }> to open a pool per request on an edge runtime
   env: process.env,       // JOBS_API_TOKEN, CRON_SECRET, JOBS_MAX_BODY_BYTES, DASHBOARD_*
-  onEnqueued: ({ ids, dueNow }) => { /* e.g. start a tick at once when dueNow */ },
-  tickOptions: { budgetMs: 50_000 }, // or (c) => ({ ... }): the budget of the ticks /api/tick runs
+  onEnqueued: ({ dueNow }) => { if (dueNow && !jobs.wake()) tick(); },
+  tickOptions: { budgetMs: 50_000 }, // or (c) => ({ ... }): the budget of the ticks /api/tick runs (a platform's cron calls it)
 });
 serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 3000), hostname: "127.0.0.1" });

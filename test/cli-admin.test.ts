@@ -1,6 +1,7 @@
 // The operator CLI's admin commands against a real PostgreSQL: dead letters, runs, schedules
 // and stats, their output, exit codes and error paths.
 import { describe, expect, it } from "vitest";
+import { nextPage } from "../src/cli/output.js";
 import { EXIT } from "../src/exit-codes.js";
 import { cliFixture, expectOneLineError, json } from "./support/cli-fixture.js";
 
@@ -38,6 +39,15 @@ describe("dead-letters", () => {
     const next = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["dead-letters", "list", "--limit", "1", "--cursor", page.nextCursor!, "--json"]));
     expect([page.items[0]!.id, next.items[0]!.id].sort()).toEqual([a, b].sort());
     expect((await cli(["dead-letters", "list", "--job", "send-welcome", "--json"])).stdout).toContain('"items": []');
+    // The next page's command keeps the filters and the limit: run as printed, it lists the next page.
+    const first = await cli(["dead-letters", "list", "--job", "sync-inventory", "--limit", "1"]);
+    const more = /^more: pgtick (.+)$/m.exec(first.stdout)![1]!;
+    expect(more).toMatch(/^dead-letters list --job sync-inventory --limit 1 --cursor \S+$/);
+    const second = await cli([...more.split(" "), "--json"]);
+    const rest = json<{ items: Array<{ id: string }> }>(second).items.map((d) => d.id);
+    expect(rest).toHaveLength(1);
+    expect(first.stdout).not.toContain(rest[0]!);
+    expect(nextPage("runs list", { job: "it's mine", limit: "2", json: false, cursor: "old" }, "C1")).toBe("more: pgtick runs list --job 'it'\\''s mine' --limit 2 --cursor C1");
 
     const show = await cli(["dead-letters", "show", a!]);
     expect(show.code).toBe(0);

@@ -22,3 +22,15 @@ export const ms = (value: number | null | undefined): string => {
 };
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** A value as one shell word: quoted when it holds anything a shell would read otherwise. */
+const shellWord = (value: string): string => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * The command for the next page: the same command with the same filters and limit (every string
+ * option given, in the order given), and the cursor.
+ */
+export const nextPage = (command: string, values: Record<string, unknown>, cursor: string): string => {
+  const same = Object.entries(values).flatMap(([name, v]) => (name !== "cursor" && typeof v === "string" ? [`--${name} ${shellWord(v)}`] : []));
+  return `more: pgtick ${command} ${[...same, `--cursor ${cursor}`].join(" ")}`;
+};

@@ -4,7 +4,7 @@ import { MAX_LIMIT } from "../../store/shared/paging.js";
 import { DEAD_REASONS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { CliError, EXIT, type ExitCode, usageError } from "../../exit-codes.js";
-import { clip, plural, table } from "../output.js";
+import { clip, nextPage, plural, table } from "../output.js";
 import { intOption, jsonArgument } from "../parse.js";
 
 const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter with id ${id}`);
@@ -41,7 +41,7 @@ const list: CommandSpec = {
       if (page.items.length === 0) return "no dead letters";
       // Rows carry the start of each payload, not the payload: `show` prints it whole.
       const rows = page.items.map((d) => [d.id, d.job, d.reason, `${d.attempts}/${d.maxAttempts}`, d.deadAt, clip(d.payloadPreview, 40), clip(d.lastError)]);
-      const more = page.nextCursor ? `\nmore: pgtick dead-letters list --cursor ${page.nextCursor}` : "";
+      const more = page.nextCursor ? `\n${nextPage("dead-letters list", values, page.nextCursor)}` : "";
       return `${table(["id", "job", "reason", "attempts", "dead at", "payload", "last error"], rows)}${more}`;
     });
   },

@@ -2,7 +2,7 @@ import { MAX_LIMIT } from "../../store/shared/paging.js";
 import { RUN_OUTCOMES, type RunOutcome } from "../../store/runs/run-views.js";
 import { type CommandSpec, stringOption } from "../command.js";
 import { CliError, EXIT, usageError } from "../../exit-codes.js";
-import { clip, table } from "../output.js";
+import { clip, nextPage, table } from "../output.js";
 import { badValue, intOption } from "../parse.js";
 
 const list: CommandSpec = {
@@ -40,7 +40,7 @@ const list: CommandSpec = {
     session.print(page, () => {
       if (page.items.length === 0) return "no runs";
       const rows = page.items.map((r) => [r.id, r.job, r.jobId, String(r.attempt), r.outcome, r.finishedAt, r.durationMs === null ? "-" : `${r.durationMs} ms`, clip(r.error ?? "")]);
-      const more = page.nextCursor ? `\nmore: pgtick runs list --cursor ${page.nextCursor}` : "";
+      const more = page.nextCursor ? `\n${nextPage("runs list", values, page.nextCursor)}` : "";
       return `${table(["run", "job", "job id", "attempt", "outcome", "finished at", "took", "error"], rows)}${more}`;
     });
   },

@@ -120,7 +120,12 @@ describe("POST /api/jobs", () => {
     expect(unknown.body.error.details.index).toBe(1);
     const envelope = await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "c@d.co" } }, { job: "send-email", payload: {}, runat: "x" }] });
     expectError(envelope, 422, "invalid_options");
-    expect(envelope.body.error.details.index).toBe(1);
+    expect(envelope.body.error.details).toMatchObject({ index: 1, field: "runat" });
+    expect(envelope.body.error.message).toContain('unknown field "runat"');
+    const nested = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "c@d.co" }, debounce: { key: "k", delayMs: 1, delay: 2 } } });
+    expect(nested.body.error.details).toMatchObject({ field: "debounce.delay" });
+    const typed = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "c@d.co" }, delayMs: "soon" } });
+    expect(typed.body.error.details).toMatchObject({ field: "delayMs" });
     expectError(await call("POST", "/api/jobs", { json: [] }), 422, "invalid_options");
     expectError(await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "a@b.co" } }], headers: { "idempotency-key": "k" } }), 422, "invalid_options");
     expect(await count()).toBe(2);

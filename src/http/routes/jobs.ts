@@ -31,8 +31,14 @@ const invalid = (message: string, details: Record<string, unknown>) => new JobsE
 const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
   const parsed = z.safeParse(EnqueueBody, raw);
   if (!parsed.success) {
-    throw invalid("each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId?, debounce? }", {
+    // The field, as every other invalid_options names it: the first issue's path, or the first unknown key.
+    const [first] = parsed.error.issues;
+    const unknown = first?.code === "unrecognized_keys" ? first.keys[0] : undefined;
+    const field = first ? [...first.path, ...(unknown !== undefined ? [unknown] : [])].map(String).join(".") : "";
+    const shape = "each job must be { job, payload, runAt?, delayMs?, idempotencyKey?, maxAttempts?, priority?, correlationId?, debounce? }";
+    throw invalid(unknown !== undefined ? `unknown field ${JSON.stringify(field)}: ${shape}` : shape, {
       ...where,
+      ...(field ? { field } : {}),
       issues: describeIssues(parsed.error.issues),
     });
   }

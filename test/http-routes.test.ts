@@ -79,9 +79,14 @@ describe("stats, tick, openapi, routing", () => {
     const put = await call("PUT", "/api/jobs");
     expectError(put, 405, "method_not_allowed");
     expect(put.headers.get("allow")).toBe("GET, POST, HEAD");
+    // The body says the same as the header.
+    expect(put.body.error.details.allow).toEqual(["GET", "POST", "HEAD"]);
     const health = await call("POST", "/api/health", { token: null });
     expectError(health, 405, "method_not_allowed");
-    expectError(await call("DELETE", "/api/tick", { token: null }), 405, "method_not_allowed");
+    // HEAD would run a tick: /api/tick allows GET and POST only, in the header and the body alike.
+    const tick = await call("DELETE", "/api/tick", { token: null });
+    expectError(tick, 405, "method_not_allowed");
+    expect([tick.headers.get("allow"), tick.body.error.details.allow]).toEqual(["GET, POST", ["GET", "POST"]]);
   });
 
   it("lists no schedules and 404s schedule actions when the deployment has none", async () => {

@@ -134,10 +134,10 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     });
   }
   for (const [path, methods] of methodsByPath()) {
+    // A GET route answers HEAD too, except the tick's (a HEAD must not run a tick).
+    const allow = [...methods, ...(methods.includes("GET") && path !== ROUTES.tick.path ? ["HEAD"] : [])];
     app.all(path, (c) => {
-      throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${methods.join(" or ")}`, { allow: methods }, {
-        Allow: [...methods, ...(methods.includes("GET") ? ["HEAD"] : [])].join(", "),
-      });
+      throw new ApiError("method_not_allowed", `${c.req.method} is not allowed here; use ${methods.join(" or ")}`, { allow }, { Allow: allow.join(", ") });
     });
   }
 

@@ -202,6 +202,11 @@ describe("npm run dev", () => {
     expect(taken.code).toBe(1);
     expect(taken.stderr).toContain(`PORT ${port} is in use`);
     expect(existsSync(join(fresh, "pg"))).toBe(false);
+    // The embedded PostgreSQL's port taken: named, before anything is made (PostgreSQL only said it shut down).
+    const pgTaken = await attempt({ DEV_DIR: fresh, PORT: String(await freePort()), DEV_PG_PORT: String(port) });
+    expect(pgTaken.code).toBe(1);
+    expect(pgTaken.stderr).toContain(`DEV_PG_PORT ${port} is in use`);
+    expect(existsSync(join(fresh, "pg"))).toBe(false);
     rmSync(fresh, { recursive: true, force: true });
     expect((await fetch(`${base}/api/health`)).status).toBe(200);
     expect(first.child.exitCode).toBeNull();

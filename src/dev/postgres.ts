@@ -115,15 +115,20 @@ export const startDevPostgres = async (options: {
     env: { ...process.env, ...LOCALE },
   });
   let lastLine = "";
+  // Why it stopped: its first error, not the "database system is shut down" that follows every one.
+  let reason = "";
   await new Promise<void>((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       log?.write(text);
+      for (const line of text.trim().split("\n")) {
+        if (!reason && /could not bind|\b(FATAL|PANIC|ERROR):/.test(line)) reason = line.trim();
+      }
       lastLine = text.trim().split("\n").pop() ?? lastLine;
       if (text.includes("database system is ready to accept connections")) resolve();
     });
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`PostgreSQL exited with code ${code} while starting: ${lastLine}`)));
+    child.once("exit", (code) => reject(new Error(`PostgreSQL exited with code ${code} while starting: ${reason || lastLine}`)));
   });
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null) resolve();

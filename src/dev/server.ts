@@ -51,10 +51,10 @@ export interface DevServer {
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
 
-const listen = (server: Server, port: number, host: string): Promise<number> =>
+const listen = (server: Server, port: number, host: string, name = "PORT"): Promise<number> =>
   new Promise((done, fail) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
-      fail(e.code === "EADDRINUSE" ? config("PORT", `${port} is in use: stop what listens there or set PORT to another port`) : e),
+      fail(e.code === "EADDRINUSE" ? config(name, `${port} is in use: stop what listens there or set ${name} to another port`) : e),
     );
     server.listen(port, host, () => {
       const address = server.address();
@@ -63,9 +63,9 @@ const listen = (server: Server, port: number, host: string): Promise<number> =>
   });
 
 /** Whether `port` can be listened on, asked before anything is started or written (a taken port changes nothing). */
-const checkPort = async (port: number, host: string): Promise<void> => {
+const checkPort = async (port: number, host: string, name = "PORT"): Promise<void> => {
   const probe = createServer();
-  await listen(probe, port, host);
+  await listen(probe, port, host, name);
   await new Promise<void>((done) => probe.close(() => done()));
 };
 
@@ -99,6 +99,9 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const other = runningDevServer(env, io.cwd);
   if (other) throw config("DEV_DIR", `${paths.dir} is in use by the dev server at ${other.url} (pid ${other.pid}): stop it, or set DEV_DIR to another folder`);
   await checkPort(port, host);
+  // The embedded PostgreSQL's port, where one is asked for: PostgreSQL itself would only say it shut down.
+  const pgPort = read(env, "DEV_PG_PORT");
+  if (!givenDatabase && pgPort !== undefined) await checkPort(pgPort, "127.0.0.1", "DEV_PG_PORT");
   const mod = await loadJobsModule(modulePath, io.cwd);
   mkdirSync(paths.dir, { recursive: true });
 
@@ -110,7 +113,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   try {
     let database: DevPostgres | undefined;
     if (!givenDatabase) {
-      database = await startDevPostgres({ dir: paths.pg, port: read(env, "DEV_PG_PORT"), log: join(paths.dir, "postgres.log") });
+      database = await startDevPostgres({ dir: paths.pg, port: pgPort, log: join(paths.dir, "postgres.log") });
       cleanups.push(() => database!.stop());
     }
     const databaseUrl = givenDatabase ?? database!.url;

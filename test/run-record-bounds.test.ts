@@ -247,7 +247,7 @@ describe("LogRing", () => {
     ring.push("info", "bad", { get boom() { throw new Error("getter"); } });
     ring.push("info", "ok", { n: 1n, nested: { d: new Date(0) } });
     expect(ring.toArray().slice(2)).toMatchObject([
-      { msg: "bad", fields: { unstorableFields: true } },
+      { msg: "bad", fields: { fieldsDropped: true } },
       { msg: "ok", fields: { n: "1", nested: { d: "1970-01-01T00:00:00.000Z" } } },
     ]);
   });

@@ -42,7 +42,7 @@ const messageText = (msg: unknown): string => {
 /** The fields as the ring keeps them, or why not: the walk stops at the ring's whole budget. */
 const keptFields = (fields: Record<string, unknown>): Record<string, unknown> | "too_large" | undefined => {
   const copy = boundedJson(fields, MAX_LOG_BYTES);
-  if (!copy.ok) return copy.why === "too_large" ? "too_large" : { unstorableFields: true };
+  if (!copy.ok) return copy.why === "too_large" ? "too_large" : { fieldsDropped: true };
   const v = copy.value;
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 };

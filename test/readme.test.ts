@@ -1,11 +1,14 @@
 // The README says what the code does: its settings tables are rendered from the settings
 // catalog, its marked examples are extracted into examples/readme/ (type-checked by
 // `npm run typecheck`), and the runnable ones run here against a real PostgreSQL.
+import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLES_DIR, exampleFile, exampleSource, examplesOf, README, withSettingsTables } from "../scripts/gen-readme.js";
 import { VARS } from "../src/settings/catalog.js";
 import { freshDatabase } from "./support/db.js";
+import { isolatedEnv } from "./support/isolated-env.js";
+import { freePort } from "./support/postgres.js";
 
 const text = readFileSync(README, "utf8");
 const examples = examplesOf(text);
@@ -54,4 +57,29 @@ describe("the README's runnable examples", () => {
       expect(logged[2]).toEqual([["resizing"]]);
     }
   }, 60_000);
+});
+
+describe("the README's HTTP server and client examples", () => {
+  it("run together as written: the client's job runs through the server's own ticks, and its typed result prints true", async () => {
+    const database = await freshDatabase("readme_http_pair");
+    const port = await freePort();
+    const env = isolatedEnv({ DATABASE_URL: database.url, PORT: String(port), JOBS_API_TOKEN: "readme-token-0123456789", CRON_SECRET: "readme-cron-0123456789" });
+    const server = spawn(process.execPath, ["--import", "tsx", `${EXAMPLES_DIR}/http-server.ts`], { env, stdio: ["ignore", "ignore", "pipe"] });
+    let serverErrors = "";
+    server.stderr!.on("data", (d: Buffer) => (serverErrors += d.toString()));
+    try {
+      await expect.poll(() => fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status, () => 0), { timeout: 30_000, interval: 200 }).toBe(200);
+      const client = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        execFile(process.execPath, ["--import", "tsx", `${EXAMPLES_DIR}/client.ts`], { env: { ...env, API_URL: `http://127.0.0.1:${port}` }, timeout: 50_000 }, (error, stdout, stderr) =>
+          done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+        );
+      });
+      expect(client).toMatchObject({ code: 0, stdout: "true\n" });
+      expect(serverErrors).toBe("");
+    } finally {
+      server.kill("SIGTERM");
+      await new Promise((done) => (server.exitCode !== null ? done(null) : server.once("exit", done)));
+      await database.drop();
+    }
+  }, 90_000);
 });

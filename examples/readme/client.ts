@@ -2,7 +2,7 @@
 import { createClient, JobsApiError, JobsWaitError } from "pgtick/client";
 import type { jobList } from "./http-server.js"; // the array of defineJob results the server uses
 
-const client = createClient<typeof jobList>({ baseUrl: "http://127.0.0.1:3000", token: process.env.JOBS_API_TOKEN! });
+const client = createClient<typeof jobList>({ baseUrl: process.env.API_URL ?? "http://127.0.0.1:3000", token: process.env.JOBS_API_TOKEN! });
 const { id } = await client.enqueue("send-email", { to: "ada@example.com" }, { idempotencyKey: "welcome-42" });
 // client.enqueue("send-email", { to: 42 })  -> a compile error; the server would answer 422 invalid_payload
 const result = await client.waitForResult(id, { timeoutMs: 30_000 }); // typed: { accepted: boolean }

@@ -35,11 +35,11 @@ describe("when a tick claims again", () => {
     const p = new ClaimPacing(1_000);
     p.claimed(10, found(0, { flowHeld: 4 }), 10_000);
     expect(p.due(10_010, 1)).toBe(false);
-    p.runsEnded(10_010);
+    p.runsEnded(10_010, 1);
     expect(p.due(10_010, 0)).toBe(true);
     // With nothing held back, runs ending change nothing: the queue looked empty.
     p.claimed(10, found(2), 10_020);
-    p.runsEnded(10_030);
+    p.runsEnded(10_030, 1);
     expect(p.due(10_030, 1)).toBe(false);
   });
 
@@ -74,5 +74,27 @@ describe("when a tick claims again", () => {
     p.claimed(32, found(32), 10_400);
     p.retriesDue(10_900);
     expect(p.due(10_400, 0)).toBe(true);
+  });
+
+  it("still waits for a retry after a claim before its time came back short, and drops a distant one once nothing runs", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(2), 10_000);
+    p.retriesDue(10_600);
+    // A run ended: claim now (for held buckets); that claim is short, but the retry is still ahead.
+    p.runsEnded(10_300, 1);
+    p.claimed(32, found(0), 10_300);
+    expect(p.queueEmpty).toBe(false);
+    expect(p.nextAt(0)).toBe(10_600);
+    // At its time the claim sees it; the next short claim finds the queue empty.
+    p.claimed(32, found(1), 10_600);
+    p.claimed(32, found(0), 10_700);
+    expect(p.queueEmpty).toBe(true);
+
+    const q = new ClaimPacing(1_000);
+    q.claimed(32, found(2), 10_000);
+    q.retriesDue(14_000);
+    q.runsEnded(10_300, 0);
+    q.claimed(32, found(0), 10_300);
+    expect(q.queueEmpty).toBe(true);
   });
 });

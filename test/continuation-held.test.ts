@@ -41,26 +41,51 @@ describe("continuation with jobs held back by limits", () => {
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}queue WHERE status = 'queued'`)).toEqual([{ n: 4 }]);
   });
 
-  it("a rate window that frees within the next tick's budget still hands on, and the successor runs the job", async () => {
+  it("a rate window that frees within what a successor claims for still hands on, and the successor runs the job", async () => {
     const limited = defineJob({
       name: "limited",
       schema: z.object({ t: z.string() }),
-      rateLimit: { limit: 1, periodMs: 1_500, key: (p) => p.t },
+      rateLimit: { limit: 1, periodMs: 3_000, key: (p) => p.t },
       handler: () => {},
     });
-    const jobs = await h.isolated([limited], { maxTicks: 2, concurrency: 5 });
+    // Keeps the first tick going past its claim cutoff (2 s of a 4 s budget).
+    const slow = defineJob({ name: "slow", schema: z.object({}), handler: () => sleep(1_800) });
+    const jobs = await h.isolated([limited, slow], { maxTicks: 2, concurrency: 5 });
     for (let i = 0; i < 2; i++) await jobs.enqueue("limited", { t: "acme" });
+    await jobs.enqueue("slow", {});
 
     const handoffs: Handoff[] = [];
     const spawn = (hs: readonly Handoff[]) => void handoffs.push(...hs);
-    // The window frees after this tick's claim cutoff (half its budget) but within a budget from its end:
-    // the tick ends at once, and hands on.
-    const first = await jobs.tick({ budgetMs: 2_000, spawn });
-    expect(first).toMatchObject({ claimed: 1, succeeded: 1 });
+    // It ends when the slow job does, about 1.8 s in; the window frees at 3 s, within the 2 s a successor claims for.
+    const first = await jobs.tick({ budgetMs: 4_000, spawn });
+    expect(first).toMatchObject({ claimed: 2, succeeded: 2 });
     expect(handoffs).toHaveLength(1);
     const second = await jobs.tick({ budgetMs: 4_000, spawn, handoff: handoffs[0]! });
     expect(second).toMatchObject({ claimed: 1, succeeded: 1 });
     await sleep(0);
     expect(handoffs).toHaveLength(1);
   });
+
+  it("a rate window that frees after a successor's claim cutoff, though within its budget, does not chain ticks either", async () => {
+    const limited = defineJob({
+      name: "limited",
+      schema: z.object({ t: z.string() }),
+      rateLimit: { limit: 1, periodMs: 4_500, key: (p) => p.t },
+      handler: () => {},
+    });
+    const jobs = await h.isolated([limited], { maxTicks: 2, concurrency: 5 });
+    for (let i = 0; i < 2; i++) await jobs.enqueue("limited", { t: "acme" });
+    const queue: Handoff[] = [];
+    const spawn = (hs: readonly Handoff[]) => void queue.push(...hs);
+    // A 6 s budget claims for 3 s (the cutoff is half the budget at most); the window frees 4.5 s after the first claim.
+    await jobs.tick({ budgetMs: 6_000, spawn });
+    let invocations = 1;
+    // Each handoff is started at once, as a platform would.
+    const started = Date.now();
+    while (queue.length > 0 && Date.now() - started < 20_000) {
+      await jobs.tick({ budgetMs: 6_000, spawn, handoff: queue.shift()! });
+      invocations++;
+    }
+    expect(invocations).toBeLessThan(3);
+  }, 30_000);
 });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../src/index.js";
-import { harness } from "./support/harness.js";
+import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("retry_soon");
 
@@ -44,5 +44,33 @@ describe("retries that come due within the tick", () => {
     const idle = await h.isolated([distant]);
     await idle.enqueue("distant-retry", {});
     expect(await idle.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1 });
+  });
+
+  it("keeps a retry due soon when another run ends first and the claim that follows finds nothing", async () => {
+    const fails = defineJob({
+      name: "fails-once",
+      schema: z.object({}),
+      // Jitter takes the harness's random 0.5: 600 ms.
+      backoff: { baseMs: 800, maxMs: 800 },
+      handler: (_, { attempt }) => {
+        if (attempt === 1) throw new Error("fails");
+      },
+    });
+    const slow = defineJob({ name: "slow", schema: z.object({}), handler: () => sleep(300) });
+    const jobs = await h.isolated([fails, slow], { claimIntervalMs: 1_000 });
+    await jobs.enqueue("slow", {});
+    await jobs.enqueue("fails-once", {});
+    expect(await jobs.tick({ budgetMs: 20_000 })).toMatchObject({ retried: 1, succeeded: 2 });
+    expect(await h.rows(`SELECT job_name FROM ${jobs.tables.queue}`)).toEqual([]);
+  });
+
+  it("does not sit idle for a retry further off than the claim interval once the runs beside it have ended", async () => {
+    const fails = defineJob({ name: "fails-later", schema: z.object({}), backoff: { baseMs: 6_000, maxMs: 6_000 }, handler: () => { throw new Error("fails"); } });
+    const slow = defineJob({ name: "slow", schema: z.object({}), handler: () => sleep(300) });
+    const jobs = await h.isolated([fails, slow], { claimIntervalMs: 1_000 });
+    await jobs.enqueue("slow", {});
+    await jobs.enqueue("fails-later", {});
+    // The retry is due in 4.5 s, inside the cutoff; with nothing left running the tick returns instead of waiting.
+    expect(await jobs.tick({ budgetMs: 20_000 })).toMatchObject({ claimed: 2, retried: 1, succeeded: 1 });
   });
 });

@@ -11,6 +11,8 @@ export class ClaimPacing {
   private empty = false;
   private lastAt = 0;
   private after = 0;
+  /** The soonest retry this tick wrote and waits for (Infinity: none): a claim before it cannot see it. */
+  private retryAt = Number.POSITIVE_INFINITY;
 
   constructor(private readonly intervalMs: number) {}
 
@@ -20,14 +22,19 @@ export class ClaimPacing {
     this.empty = short && result.flowHeld === 0;
     this.lastAt = now;
     this.after = short && result.flowHeld > 0 ? (result.flowRetryAt ?? now + this.intervalMs) : 0;
+    // A claim at or after the retry's time saw it; one before it did not, and the tick still waits for it.
+    if (this.retryAt <= now) this.retryAt = Number.POSITIVE_INFINITY;
+    else if (short && this.retryAt !== Number.POSITIVE_INFINITY) this.waitFor(this.retryAt);
   }
 
   /**
    * Runs ended (a statement settled them): when the last claim held jobs back, claim again now, since
    * the ended runs no longer count in their concurrency buckets (a claim in the same statement as the
-   * settle did not see that yet).
+   * settle did not see that yet). With none left running, a retry further off than the claim interval
+   * is not waited for: a tick does not sit idle for it.
    */
-  runsEnded(now: number): void {
+  runsEnded(now: number, running: number): void {
+    if (running === 0 && this.retryAt > now + this.intervalMs) this.retryAt = Number.POSITIVE_INFINITY;
     if (this.after > now) this.after = now;
   }
 
@@ -36,6 +43,11 @@ export class ClaimPacing {
    * again then, unless a claim is due sooner.
    */
   retriesDue(at: number): void {
+    this.retryAt = Math.min(this.retryAt, at);
+    this.waitFor(at);
+  }
+
+  private waitFor(at: number): void {
     if (this.empty) {
       this.empty = false;
       this.after = at;
@@ -63,11 +75,13 @@ export class ClaimPacing {
   }
 
   /**
-   * Whether a new tick started now could claim within `horizonMs` (about a tick's budget): the queue
+   * Whether a new tick started now could claim within `horizonMs`: the queue
    * did not look empty, and the last claim was full or what it held back may go by then. A rate window
    * that frees in ten minutes is no reason to hand the slot on: each successor would find the same.
    */
   worthHandingOn(now: number, horizonMs: number): boolean {
+    // `horizonMs` is what a successor claims for (its budget less its claim cutoff): held jobs that go
+    // later would have it end at once and hand on again, invocation after invocation.
     return !this.empty && this.after < now + horizonMs;
   }
 

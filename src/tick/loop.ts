@@ -153,7 +153,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (input.slot?.mode === "take") capped = !result.slotFree;
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
-    if (settlements.length > 0) pacing.runsEnded(Date.now());
+    if (settlements.length > 0) pacing.runsEnded(Date.now(), runs.size + overdue.size);
     // Soon (within the claim interval), or while other runs keep the tick going anyway; never a retry of a job it has no handler for.
     const retryAt = soonestRetry(settlements, result, Date.now(), (name) => registry.get(name) !== undefined);
     if (retryAt < cutoff && (runs.size > 0 || retryAt <= Date.now() + settings.claimIntervalMs)) pacing.retriesDue(retryAt);
@@ -287,7 +287,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let settledByFinal = new Set<string>();
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
-      const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs) && !failure && !options.signal?.aborted;
+      const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failure && !options.signal?.aborted;
       const result = await step(finalInput(requeue, slot, handoff, settings, flow.resumeAt), settlements, requeue);
       requeuedIds = result?.requeued ?? [];
       settledByFinal = new Set([...requeuedIds, ...(result?.requeueExhausted ?? [])]);

@@ -57,6 +57,46 @@ describe("the claim at 30,000 queued jobs", () => {
   });
 });
 
+describe("an idle claim beside 30,000 delayed jobs", () => {
+  it("reads a few pages, not the dispatch index: whether anything unkeyed is due is one index probe", async () => {
+    const own = h.make([], { tablePrefix: "idle_" });
+    await own.migrate();
+    const q = own.tables;
+    // Statistics from when they were all due (a backlog whose last due jobs just ran): the planner expects
+    // the dispatch index to find due rows at once, and would read all of it.
+    await h.db.query(
+      `INSERT INTO ${q.queue} (id, job_name, payload, run_at, priority) SELECT gen_random_uuid(), 'noop', jsonb_build_object('i', g), now() - interval '1 minute', g % 3
+       FROM generate_series(1, 30000) g`,
+    );
+    await h.db.query(`ALTER TABLE ${q.queue} SET (autovacuum_enabled = false)`);
+    await h.db.query(`VACUUM ANALYZE ${q.queue}`);
+    await h.db.query(`UPDATE ${q.queue} SET run_at = now() + interval '1 hour'`);
+    await h.db.query(`VACUUM ${q.queue}`);
+    const flows = [undefined, { limitsJson: "{}", split: true, maxKeys: 32, cursor: "" }];
+    for (const flow of flows) {
+      const step = buildStep(q, { claim: { limit: 10, owner: crypto.randomUUID(), leaseMs: 60_000, flow } })!;
+      const client = await h.main.connect();
+      try {
+        // The generic plan a tick's prepared step runs on: it cannot know that no row is due.
+        for (const mode of ["force_custom_plan", "force_generic_plan"]) {
+          await client.query("BEGIN");
+          await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+          await client.query(`PREPARE idle_step AS ${step.text}`);
+          const args = step.values.map((v) => (v === null ? "NULL" : `'${String(typeof v === "object" ? JSON.stringify(v) : v).replaceAll("'", "''")}'`));
+          const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }> }>(
+            `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE idle_step(${args.join(", ")})`);
+          await client.query("ROLLBACK");
+          await client.query("DEALLOCATE idle_step");
+          const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
+          expect(plan["Shared Hit Blocks"] + plan["Shared Read Blocks"], `${flow ? "split" : "unkeyed"}, ${mode}`).toBeLessThan(40);
+        }
+      } finally {
+        client.release();
+      }
+    }
+  });
+});
+
 describe("the settle beside 20,000 running jobs", () => {
   it("finds the runs it settles by id, not by reading every running job", async () => {
     const s = h.make([], { tablePrefix: "settle_" });

@@ -88,9 +88,17 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       ORDER BY -priority, run_at, id
       -- The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan
       -- does, so the server keeps the step's generic plan instead of planning every statement anew.
-      LIMIT (SELECT ${take}) FOR UPDATE SKIP LOCKED)`;
+      -- 0 when nothing unkeyed is due: the dispatch index is then not read at all.
+      LIMIT (SELECT CASE WHEN (SELECT waiting FROM plain_waiting) THEN ${take} ELSE 0 END) FOR UPDATE SKIP LOCKED)`;
   const keyed = flow.split || flow.keyed !== false;
-  const ctes = input.after ? resumed(p, plain, first, input.after) : [plain("plain1", first)];
+  const ctes = [
+    // Whether an unkeyed job is due, from the head of queue_plain_due_idx (migration 019). The dispatch index
+    // leads with the priority: with none due it would be read whole (the planner, on statistics from when rows
+    // were due, may well walk it).
+    `plain_waiting AS (
+      SELECT (SELECT run_at FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL AS waiting)`,
+    ...(input.after ? resumed(p, plain, first, input.after) : [plain("plain1", first)]),
+  ];
   if (keyed) ctes.push(
     // Whether a keyed job is due, from the head of queue_keyed_due_idx (migration 017): keys holding only
     // delayed or debounced jobs then cost an idle tick nothing. An EXISTS here is planned as a sequential

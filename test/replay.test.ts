@@ -175,3 +175,39 @@ describe("bulkReplay", () => {
     expect(isJobsError(e) && e.code).toBe("invalid_options");
   });
 });
+
+describe("a bulk replay by filter over many dead letters", () => {
+  it("reads its letters oldest first along an index and probes the queue per letter: no scan of the queue or the dead letters", async () => {
+    const jobs = await h.isolated([]);
+    const t = jobs.tables;
+    await h.db.query(`INSERT INTO ${t.queue} (id, job_name, payload, run_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'other', '{}', now() + interval '1 hour', 'k' || g FROM generate_series(1, 100000) g`);
+    await h.db.query(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'mail', '{}', 1, 1, 0, CASE WHEN g % 10 = 0 THEN 'permanent' ELSE 'exhausted' END,
+                             now() - g * interval '1 second', now() - interval '1 day', CASE WHEN g % 3 = 0 THEN 'k' || g END
+                      FROM generate_series(1, 60000) g`);
+    await h.db.query(`ANALYZE ${t.queue}`);
+    await h.db.query(`ANALYZE ${t.deadLetters}`);
+    const sent: Array<{ text: string; params: unknown[] | undefined }> = [];
+    const spy = { query: (text: string, params?: unknown[]) => (sent.push({ text, params }), Promise.resolve({ rows: [], rowCount: 0 })) };
+    await bulkReplay(spy as never, t, { reason: "exhausted", limit: 100 });
+    const client = await h.main.connect();
+    type Node = { "Node Type": string; "Relation Name"?: string; "Actual Rows": number; "Actual Loops": number; Plans?: Node[] };
+    const nodes = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: Node }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.text}`, sent[0]!.params);
+      await client.query("ROLLBACK");
+      const all = nodes(rows[0]!["QUERY PLAN"][0]!.Plan);
+      expect(all.filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"])).toEqual([]);
+      // Each probe of the queue finds no row (no live twin): it never reads the queue for a hash.
+      for (const n of all.filter((n) => n["Relation Name"] === t.queue && n["Node Type"] !== "ModifyTable")) expect(n["Actual Rows"]).toBeLessThanOrEqual(1);
+    } finally {
+      client.release();
+    }
+    const result = await bulkReplay(h.db, t, { reason: "exhausted", limit: 100 });
+    expect(result.replayed).toHaveLength(100);
+    // Counted up to 10,000, never further.
+    expect(result.remaining).toBe(10_000);
+  }, 60_000);
+});

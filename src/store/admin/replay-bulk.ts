@@ -2,7 +2,8 @@ import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { isUuid, textFilter } from "../shared/sql.js";
 import { deadReasonFilter } from "./dead-letters-list.js";
-import { isUniqueViolation, liveTwin, replayInsert } from "./replay.js";
+import { isUniqueViolation, liveTwin, noLiveTwin, replayInsert } from "./replay.js";
+import { COUNT_LIMIT } from "../shared/bounded.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
@@ -19,7 +20,8 @@ export interface BulkReplayResult {
   readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" }>;
   /**
    * By filter: dead letters still matching after this call that a call could replay (call again to
-   * continue). Those whose id or key a live job holds are passed over and not counted, so calls end.
+   * continue), counted up to 10,000 (a count never reads more). Those whose id or key a live job holds
+   * are passed over and not counted, so calls end.
    */
   readonly remaining: number;
 }
@@ -53,7 +55,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     }
     const conditions = [job !== undefined ? `d.job_name = ${p.add(job)}` : "", reason !== undefined ? `d.reason = ${p.add(reason)}` : ""];
     // Letters a live job blocks are passed over: else the oldest thousand, all blocked, came back on every call.
-    filter = [...conditions.filter(Boolean), `NOT ${liveTwin(t, "d")}`].join(" AND ");
+    filter = [...conditions.filter(Boolean), noLiveTwin(t, "d")].join(" AND ");
   }
   const byIds = "ids" in selector;
   try {
@@ -75,7 +77,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
        queued AS (${replayInsert(t)})
        SELECT coalesce((SELECT jsonb_agg(id::text) FROM queued), '[]'::jsonb) AS replayed,
               coalesce((SELECT jsonb_agg(id::text) FROM blocked), '[]'::jsonb) AS blocked,
-              ${byIds ? "0" : `(SELECT count(*) FROM ${t.deadLetters} d WHERE ${filter})`}::int AS total`,
+              ${byIds ? "0" : `(SELECT count(*) FROM (SELECT 1 FROM ${t.deadLetters} d WHERE ${filter} LIMIT ${p.add(COUNT_LIMIT + limit)}) c)`}::int AS total`,
       p.values,
     );
     const row = rows[0] ?? { replayed: [], blocked: [], total: 0 };

@@ -26,9 +26,17 @@ export const replayInsert = (t: Tables, edited: Partial<Record<"payload" | "flow
   })} FROM gone g`, "RETURNING id");
 
 /** A live job with the same id, or the same name and idempotency key, would make the insert fail. */
-export const liveTwin = (t: Tables, d: string) =>
-  `EXISTS (SELECT 1 FROM ${t.queue} q WHERE q.id = ${d}.id
-     OR (q.job_name = ${d}.job_name AND q.idempotency_key = ${d}.idempotency_key))`;
+export const liveTwin = (t: Tables, d: string) => `NOT ${noLiveTwin(t, d)}`;
+
+/**
+ * No queued or running job has the letter's id or its job's idempotency key: two probes, one per index
+ * (the primary key, the idempotency index), run for each letter as it is read (a scalar subquery is never
+ * made a join). So a replay by filter reads its letters in age order and stops at its limit; as anti-joins
+ * the planner hashed the whole queue, and as one EXISTS with an OR it read every matching letter to sort.
+ */
+export const noLiveTwin = (t: Tables, d: string) =>
+  `(SELECT NOT EXISTS (SELECT 1 FROM ${t.queue} q WHERE q.id = ${d}.id)
+    AND NOT EXISTS (SELECT 1 FROM ${t.queue} q WHERE q.job_name = ${d}.job_name AND q.idempotency_key = ${d}.idempotency_key))`;
 
 const conflict = (what: string) =>
   new JobsError("conflict", `${what}: a queued or running job already has its id or idempotency key`);

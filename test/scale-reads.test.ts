@@ -178,3 +178,27 @@ describe("reads at 200,000 queued jobs and 200,000 dead letters", () => {
     expect(over).toEqual([]);
   });
 });
+
+describe("stats over many busy jobs", () => {
+  it("share what one read counts: 25 jobs of 5,000 queued jobs and dead letters each are counted to 4,000, as lower bounds", async () => {
+    const own = h.make([], { tablePrefix: "many_" });
+    await own.migrate();
+    const m = own.tables;
+    await h.db.query(
+      `INSERT INTO ${m.queue} (id, job_name, payload, run_at) SELECT gen_random_uuid(), 'job-' || (g % 25), '{}', now() - interval '1 minute'
+       FROM generate_series(1, 125000) g`,
+    );
+    await h.db.query(
+      `INSERT INTO ${m.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+       SELECT gen_random_uuid(), 'job-' || (g % 25), '{}', 1, 1, 'exhausted', now() - interval '2 days', now() - g * interval '1 ms'
+       FROM generate_series(1, 125000) g`,
+    );
+    await h.db.query(`ANALYZE ${m.queue}`);
+    await h.db.query(`ANALYZE ${m.deadLetters}`);
+    const stats = await getStats(h.db, m);
+    expect(stats.queue).toHaveLength(25);
+    for (const d of stats.queue) expect(d).toMatchObject({ status: "queued", count: 4_000, countIsLowerBound: true });
+    expect(stats.deadLetters).toHaveLength(25);
+    for (const d of stats.deadLetters) expect(d).toMatchObject({ count: 4_000, countIsLowerBound: true });
+  }, 60_000);
+});

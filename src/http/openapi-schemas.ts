@@ -1,7 +1,7 @@
 import type { AnyJob } from "../job.js";
 import { DEAD_REASONS } from "../terms.js";
 import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
-import { COUNT_LIMIT } from "../store/shared/bounded.js";
+import { COUNT_BUDGET, COUNT_LIMIT, MIN_KEY_COUNT } from "../store/shared/bounded.js";
 import { MAX_LIMIT } from "../store/shared/paging.js";
 import { STATUS, type ApiErrorCode } from "./api-errors.js";
 
@@ -116,7 +116,11 @@ export const previewProperties = {
 
 // The stats' counts stop at a limit, so reading them never scans a table.
 const boundedCountProperties = {
-  count: { type: "integer", minimum: 0, description: `exact up to countLimit (${COUNT_LIMIT}); at the limit with countIsLowerBound, there are more` },
+  count: {
+    type: "integer",
+    minimum: 0,
+    description: `exact up to countLimit (${COUNT_LIMIT}), or less when more than 10 jobs share one read (${COUNT_BUDGET} entries, at least ${MIN_KEY_COUNT} each); with countIsLowerBound, there are more`,
+  },
   countIsLowerBound: { const: true, description: `present only when there are more than count: show "${COUNT_LIMIT.toLocaleString("en-US")}+"` },
 };
 

@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { boundedCount, COUNT_LIMIT, looseScanCte, looseScanRows } from "../shared/bounded.js";
+import { boundedCount, COUNT_LIMIT, looseScanCte, looseScanRows, perKeyLimit } from "../shared/bounded.js";
 import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
@@ -57,9 +57,9 @@ export interface Stats {
 
 const waited = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::bigint`;
 
-/** A bounded count as its JSON fields: `count`, and `countIsLowerBound` only when the limit was passed. */
-const countFields = (n: string) =>
-  `jsonb_build_object('count', least(${n}, ${COUNT_LIMIT})) || CASE WHEN ${n} > ${COUNT_LIMIT} THEN '{"countIsLowerBound": true}'::jsonb ELSE '{}'::jsonb END`;
+/** A bounded count as its JSON fields: `count`, and `countIsLowerBound` only when its limit `lim` was passed. */
+const countFields = (n: string, lim: string) =>
+  `jsonb_build_object('count', least(${n}, ${lim})) || CASE WHEN ${n} > ${lim} THEN '{"countIsLowerBound": true}'::jsonb ELSE '{}'::jsonb END`;
 
 /**
  * Everything the stats endpoint and the dashboard's overview show, in one statement that reads
@@ -71,25 +71,31 @@ export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
     `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},
      ${looseScanCte("dead_heads", t.deadLetters, "job_name", "dead_at", "dead_at DESC", "true")},
+     -- Each count stops at COUNT_LIMIT, or sooner when many jobs share what one read may count (COUNT_BUDGET):
+     -- 50 busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read.
+     limits AS MATERIALIZED (SELECT ${perKeyLimit("queued_heads")} AS queued, ${perKeyLimit("dead_heads")} AS dead),
      depth AS MATERIALIZED (
        SELECT h.key AS job_name, 'queued' AS status, h.first AS first_run,
-              ${boundedCount(t.queue, "job_name", "h.key", "c.run_at", "c.status = 'queued'")} AS n
+              ${boundedCount(t.queue, "job_name", "h.key", "c.run_at", "c.status = 'queued'", "(SELECT queued FROM limits)")} AS n,
+              (SELECT queued FROM limits) AS lim
        FROM ${looseScanRows("queued_heads", "h")}
        UNION ALL
-       SELECT r.job_name, 'running', NULL, count(*)::int FROM ${t.queue} r WHERE r.status = 'running' GROUP BY r.job_name),
+       SELECT r.job_name, 'running', NULL, count(*)::int, ${COUNT_LIMIT} FROM ${t.queue} r WHERE r.status = 'running' GROUP BY r.job_name),
      dead AS MATERIALIZED (
-       SELECT h.key AS job_name, h.first AS last, ${boundedCount(t.deadLetters, "job_name", "h.key", "c.dead_at DESC, c.id DESC")} AS n
+       SELECT h.key AS job_name, h.first AS last,
+              ${boundedCount(t.deadLetters, "job_name", "h.key", "c.dead_at DESC, c.id DESC", "true", "(SELECT dead FROM limits)")} AS n,
+              (SELECT dead FROM limits) AS lim
        FROM ${looseScanRows("dead_heads", "h")})
      SELECT jsonb_build_object(
        'now', ${isoSql("now()")},
        'queue', coalesce((
          SELECT jsonb_agg(jsonb_build_object('job', job_name, 'status', status,
-                            'oldestWaitingMs', CASE WHEN first_run <= now() THEN ${waited("first_run")} END) || ${countFields("n")}
+                            'oldestWaitingMs', CASE WHEN first_run <= now() THEN ${waited("first_run")} END) || ${countFields("n", "lim")}
                           ORDER BY job_name, status)
          FROM depth), '[]'::jsonb),
        'oldestWaitingMs', (SELECT ${waited("min(first_run)")} FROM depth WHERE first_run <= now()),
        'deadLetters', coalesce((
-         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'lastDeadAt', ${isoSql("last")}) || ${countFields("n")} ORDER BY job_name)
+         SELECT jsonb_agg(jsonb_build_object('job', job_name, 'lastDeadAt', ${isoSql("last")}) || ${countFields("n", "lim")} ORDER BY job_name)
          FROM dead), '[]'::jsonb),
        'countLimit', ${COUNT_LIMIT},
        'minutes', coalesce((

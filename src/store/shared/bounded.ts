@@ -20,10 +20,19 @@ export const COUNT_LIMIT = 10_000;
  *   order to a bitmap scan of every matching row sorted (a constant limit above its guess of the
  *   matching rows makes the sort look free, and it reads and sorts them all).
  */
-export const boundedCount = (table: string, key: string, value: string, rest: string, where = "true"): string =>
+export const boundedCount = (table: string, key: string, value: string, rest: string, where = "true", limit = String(COUNT_LIMIT)): string =>
   `(SELECT count(*) FROM (
       SELECT 1 FROM ${table} c WHERE ${where} AND c.${key} >= ${value} AND c.${key} <= ${value}
-      ORDER BY c.${key}, ${rest} LIMIT (SELECT ${COUNT_LIMIT + 1})) bounded)::int`;
+      ORDER BY c.${key}, ${rest} LIMIT (SELECT ${limit} + 1)) bounded)::int`;
+
+/** What all the per-key counts of one read may read together: with many keys, each stops sooner. */
+export const COUNT_BUDGET = 100_000;
+/** The least a per-key count goes to, however many keys share the budget. */
+export const MIN_KEY_COUNT = 1_000;
+
+/** Where each of the per-key counts over a loose scan's `cte` stops: COUNT_LIMIT, or less when many keys share COUNT_BUDGET. */
+export const perKeyLimit = (cte: string): string =>
+  `greatest(${MIN_KEY_COUNT}, least(${COUNT_LIMIT}, ${COUNT_BUDGET} / greatest(1, (SELECT count(*) FROM ${cte})::int)))`;
 
 /**
  * A recursive CTE `cte(key, first)`: for each distinct `key` among the rows of `table` matching

@@ -108,7 +108,10 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
     enqueueMany(opts.db ? asDb(opts.db) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
   return {
-    ...queueAdmin({ db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items) }),
+    ...queueAdmin({
+      db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items),
+      history: settings.historyRetentionMs !== false,
+    }),
     settings,
     tables,
     registry,

@@ -21,4 +21,5 @@ export const migrations: readonly Migration[] = [
   { version: 17, name: "keyed_due_index", sql: "CREATE INDEX {{prefix}}queue_keyed_due_idx ON {{prefix}}queue (run_at) WHERE status = 'queued' AND flow_key IS NOT NULL;" },
   { version: 18, name: "metrics_quarters", sql: "ALTER TABLE {{prefix}}housekeeping ADD COLUMN metrics_folded_until timestamptz;" },
   { version: 19, name: "plain_due_index", sql: "CREATE INDEX {{prefix}}queue_plain_due_idx ON {{prefix}}queue (run_at) WHERE status = 'queued' AND flow_key IS NULL;" },
+  { version: 20, name: "cancelled_runs", sql: "EXECUTE coalesce((\n  SELECT string_agg(format('ALTER TABLE {{prefix}}runs DROP CONSTRAINT %I', conname), '; ')\n  FROM pg_constraint\n  WHERE conrelid = '{{prefix}}runs'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%outcome%'), 'SELECT 1');\nALTER TABLE {{prefix}}runs ADD CONSTRAINT {{prefix}}runs_outcome_check\n  CHECK (outcome IN ('succeeded', 'retried', 'dead_lettered', 'requeued', 'reclaimed', 'cancelled')) NOT VALID;" },
 ];

@@ -67,7 +67,9 @@ describe("typed client against the app on a real socket", () => {
     const e = await client.enqueueMany([{ job: "send-email", payload: { to: "c@d.co" } }, { job: "send-email", payload: { to: "nope" } }]).catch((x: unknown) => x);
     expect(e).toMatchObject({ code: "invalid_payload", details: { index: 1 } });
     await client.cancel(items[0]!.id);
-    expect(await client.get(items[0]!.id)).toBeNull();
+    // The history records the cancel: reading the job says so, and waiting for it gives up at once.
+    expect(await client.get(items[0]!.id)).toMatchObject({ status: "cancelled", attempt: 0, attempts: [{ outcome: "cancelled" }] });
+    expect(await client.waitForResult(items[0]!.id).catch((x: unknown) => x)).toMatchObject({ name: "JobsWaitError", code: "cancelled" });
     expect(await client.cancel(items[0]!.id).catch((x: unknown) => x)).toMatchObject({ status: 404, code: "not_found" });
   });
 

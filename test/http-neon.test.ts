@@ -46,7 +46,7 @@ describe("the API over the Neon Pool, one pool per request", () => {
     expect(got.body.payload).toEqual({ text });
     expect(got.body.runAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
     expect((await call("DELETE", `/api/jobs/${a.body.id}`)).body).toEqual({ id: a.body.id, cancelled: true });
-    expect((await call("GET", `/api/jobs/${a.body.id}`)).status).toBe(404);
+    expect((await call("GET", `/api/jobs/${a.body.id}`)).body).toMatchObject({ status: "cancelled", payload: { text } });
   });
 
   it("replays (one, edited, bulk), discards, and reports stats", async () => {

@@ -211,3 +211,28 @@ describe("a bulk replay by filter over many dead letters", () => {
     expect(result.remaining).toBe(10_000);
   }, 60_000);
 });
+
+describe("a cancelled job", () => {
+  it("reads as cancelled, also after it was replayed from its dead letter (it read as dead), and can be run again from its run", async () => {
+    const doomed = defineJob({ name: "doomed-once", schema: z.object({ n: z.number() }), handler: () => { throw new PermanentJobError("no"); } });
+    const jobs = await h.isolated([doomed]);
+    const { id } = await jobs.enqueue("doomed-once", { n: 1 });
+    await jobs.tick({ budgetMs: 5_000 });
+    expect(await jobs.get(id)).toMatchObject({ status: "dead" });
+    await jobs.deadLetters.replay(id);
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() + interval '1 hour' WHERE id = $1`, [id]);
+    expect(await jobs.cancel(id)).toEqual({ id, cancelled: true });
+    const cancelled = await jobs.get(id);
+    expect(cancelled).toMatchObject({ status: "cancelled", reason: null, deadAt: null, replays: 1, payload: { n: 1 } });
+    expect(cancelled!.attempts!.map((a) => a.outcome)).toEqual(["dead_lettered", "cancelled"]);
+    const run = (await jobs.runs.list({ jobId: id, outcome: "cancelled" })).items[0]!;
+    const again = await jobs.runs.rerun(run.id);
+    expect(await jobs.get(again.id)).toMatchObject({ status: "queued", payload: { n: 1 } });
+
+    // With the history off there is nowhere to record it: the job is gone.
+    const off = await h.isolated([doomed], { historyRetentionMs: false });
+    const { id: gone } = await off.enqueue("doomed-once", { n: 2 }, { delayMs: 60_000 });
+    await off.cancel(gone);
+    expect(await off.get(gone)).toBeNull();
+  });
+});

@@ -95,6 +95,8 @@ export const queueAdmin = (env: {
   readonly flow?: FlowSpec;
   /** The library's own enqueue: a rerun is checked like any other job. */
   readonly enqueue: (items: readonly EnqueueItem[]) => Promise<EnqueueResult[]>;
+  /** Whether the run history is kept (JOBS_HISTORY_RETENTION is not off): a cancel is recorded there. */
+  readonly history?: boolean;
 }): QueueAdmin => {
   const { db, tables: t } = env;
   return {
@@ -106,7 +108,7 @@ export const queueAdmin = (env: {
       return { ...job, waitingOn: flow ? waitingOn(job.job, flow, env.flow) : null };
     },
     async cancel(id) {
-      const outcome = await cancelJob(db, t, id);
+      const outcome = await cancelJob(db, t, id, env.history ?? true);
       if (outcome === "not_found") throw notFound("queued job", id);
       if (outcome === "running") throw new JobsError("conflict", `job ${id} is running; only queued jobs can be cancelled`, { id });
       return { id, cancelled: true };

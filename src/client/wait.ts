@@ -10,11 +10,11 @@ export interface WaitOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Why `waitForResult` gave up: the job died (`dead`), is not known (`not_found`), or time ran out (`timeout`). */
+/** Why `waitForResult` gave up: the job died (`dead`), was cancelled (`cancelled`), is not known (`not_found`), or time ran out (`timeout`). */
 export class JobsWaitError extends Error {
   override readonly name = "JobsWaitError";
   constructor(
-    readonly code: "dead" | "not_found" | "timeout",
+    readonly code: "dead" | "cancelled" | "not_found" | "timeout",
     message: string,
     /** The job as last seen (for `dead`: its reason and last error). */
     readonly job: JobView | null,
@@ -40,7 +40,8 @@ export const waitForResult = async (get: (id: string) => Promise<JobView | null>
     const job = await get(id);
     if (job?.status === "succeeded") return job.output;
     if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
-    if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, cancelled, or older than the run history keeps`, null);
+    if (job?.status === "cancelled") throw new JobsWaitError("cancelled", `job ${id} was cancelled`, job);
+    if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, null);
     const left = until - Date.now();
     if (left <= 0) throw new JobsWaitError("timeout", `job ${id} is still ${job.status} after ${timeoutMs} ms`, job);
     await pause(Math.min(interval, left), options.signal);

@@ -1,4 +1,5 @@
 import type { AnyJob } from "../job.js";
+import { RUN_OUTCOMES } from "../store/runs/run-views.js";
 import { DEAD_REASONS } from "../terms.js";
 import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
 import { COUNT_BUDGET, COUNT_LIMIT, MIN_KEY_COUNT } from "../store/shared/bounded.js";
@@ -55,7 +56,7 @@ export const listParams = [
 export const jobProperties = {
   id: { type: "string", format: "uuid" },
   job: { type: "string" },
-  status: { enum: ["queued", "running", "dead", "succeeded"] },
+  status: { enum: ["queued", "running", "dead", "succeeded", "cancelled"] },
   runAt: nullable("string"),
   priority: nullable("integer"),
   attempt: { type: "integer" },
@@ -76,7 +77,7 @@ export const runProperties = {
   jobId: { type: "string", format: "uuid" },
   job: { type: "string" },
   attempt: { type: "integer" },
-  outcome: { enum: ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed"] },
+  outcome: { enum: [...RUN_OUTCOMES] },
   startedAt: nullable("string"),
   finishedAt: TIME,
   durationMs: { ...nullable("integer"), description: "null for a run reclaimed after its tick was killed" },

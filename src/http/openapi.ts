@@ -7,6 +7,7 @@ import {
   runProperties, type Schema, statsSchema, TIME,
 } from "./openapi-schemas.js";
 import { ROUTES, type RouteName } from "./route-table.js";
+import { RUN_OUTCOMES } from "../store/runs/run-views.js";
 import { MAX_BATCH } from "./routes/jobs.js";
 
 import { opaquePayloadSchemas, type PayloadSchemas } from "./payload-schemas.js";
@@ -91,7 +92,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "runs.list": {
     parameters: [
       ...listParams,
-      query("outcome", { enum: ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed"] }, "only this outcome"),
+      query("outcome", { enum: [...RUN_OUTCOMES] }, "only this outcome"),
       query("jobId", { type: "string", format: "uuid" }, "only this job's runs"),
       query("correlationId", { type: "string" }, "only runs with this correlation id"),
       query("idempotencyKey", { type: "string" }, "only runs with this idempotency key"),

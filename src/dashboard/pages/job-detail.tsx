@@ -49,6 +49,7 @@ export const JobState: FC<{ base: string; csrf: string; job: JobView }> = ({ bas
           running && ["Running for", <span id="elapsed">{span(now - Date.parse(job.updatedAt))}</span>],
           running && ["Lease expires", <Time iso={job.leaseExpiresAt} now={now} />],
           job.status === "succeeded" && ["Finished", <Time iso={job.finishedAt} now={now} />],
+          job.status === "cancelled" && ["Cancelled", <Time iso={job.finishedAt} now={now} />],
           !!job.deadAt && ["Died", <><Time iso={job.deadAt} now={now} /> <span class="muted">· {job.reason}</span></>],
           ["Attempts", job.maxAttempts === null ? job.attempt : `${job.attempt} of ${job.maxAttempts}`],
           ["Replays", job.replays],

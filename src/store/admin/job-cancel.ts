@@ -5,17 +5,25 @@ import type { Tables } from "../shared/tables.js";
 export type CancelOutcome = "cancelled" | "running" | "not_found";
 
 /**
- * Deletes a queued job. A running job is not touched (its tick owns it until it
- * settles): the outcome says `running`, which the API answers with 409. One
- * statement: the row is read under its lock, so the answer is about the row as it is
- * once any write racing this one has committed (a claim that won: running; another
- * cancel: not found).
+ * Deletes a queued job and, with `history`, records the cancel as a run (outcome `cancelled`, the
+ * payload kept so it can be run again), so that reading the job says it was cancelled. A running job
+ * is not touched (its tick owns it until it settles): the outcome says `running`, which the API answers
+ * with 409. One statement: the row is read under its lock, so the answer is about the row as it is
+ * once any write racing this one has committed (a claim that won: running; another cancel: not found).
  */
-export const cancelJob = async (db: Db, t: Tables, id: string): Promise<CancelOutcome> => {
+export const cancelJob = async (db: Db, t: Tables, id: string, history = true): Promise<CancelOutcome> => {
   if (!isUuid(id)) return "not_found";
   const { rows } = await db.query<{ seen: string | null; deleted: boolean }>(
     `WITH seen AS MATERIALIZED (SELECT id, status FROM ${t.queue} WHERE id = $1::uuid FOR UPDATE),
-     deleted AS (DELETE FROM ${t.queue} q USING seen WHERE q.id = seen.id AND seen.status = 'queued' RETURNING q.id)
+     deleted AS (DELETE FROM ${t.queue} q USING seen WHERE q.id = seen.id AND seen.status = 'queued' RETURNING q.*)${
+       history
+         ? `,
+     recorded AS (
+       INSERT INTO ${t.runs} (job_id, job_name, attempt, max_attempts, priority, outcome, correlation_id, idempotency_key, created_at, payload)
+       SELECT id, job_name, attempt, max_attempts, priority, 'cancelled', correlation_id, idempotency_key, created_at, payload FROM deleted
+       RETURNING 1)`
+         : ""
+     }
      SELECT (SELECT status FROM seen) AS seen, EXISTS (SELECT 1 FROM deleted) AS deleted`,
     [id],
   );

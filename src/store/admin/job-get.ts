@@ -17,9 +17,9 @@ export type JobRecord = Omit<JobView, "waitingOn"> & { readonly flow: FlowState 
 /**
  * One job by id: from the queue (queued or running), from the dead letters (status `dead`),
  * or, once it finished, from the run history while it keeps it (status `succeeded`, with its
- * output; or `dead` if its dead letter was discarded). Every view carries the attempts the
- * history holds. Null when none has it: it was cancelled, is older than the history's
- * retention, or never existed.
+ * output; `cancelled`; or `dead` if its dead letter was discarded). Every view carries the
+ * attempts the history holds. Null when none has it: it is older than the history's retention
+ * (or was cancelled with the history off), or never existed.
  */
 export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord | null> => {
   if (!isUuid(id)) return null;
@@ -38,11 +38,11 @@ export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord |
        FROM ${t.deadLetters} d WHERE d.id = $1::uuid
        LIMIT 1),
      runs AS (SELECT * FROM ${t.runs} r WHERE r.job_id = $1::uuid ORDER BY r.id DESC LIMIT ${MAX_ATTEMPTS_SHOWN}),
-     final AS (SELECT * FROM runs WHERE outcome IN ('succeeded', 'dead_lettered') ORDER BY id DESC LIMIT 1),
+     final AS (SELECT * FROM runs WHERE outcome IN ('succeeded', 'dead_lettered', 'cancelled') ORDER BY id DESC LIMIT 1),
      ended AS (
        SELECT jsonb_build_object(
          'id', f.job_id, 'job', f.job_name, 'payload', f.payload,
-         'status', CASE WHEN f.outcome = 'succeeded' THEN 'succeeded' ELSE 'dead' END,
+         'status', CASE f.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'cancelled' THEN 'cancelled' ELSE 'dead' END,
          'runAt', NULL, 'priority', f.priority, 'attempt', f.attempt, 'maxAttempts', f.max_attempts,
          'lastError', f.error, 'idempotencyKey', f.idempotency_key, 'correlationId', f.correlation_id,
          'leaseExpiresAt', NULL, 'createdAt', ${isoSql("f.created_at")}, 'updatedAt', ${isoSql("f.finished_at")},

@@ -12,7 +12,7 @@ export interface JobView {
    * `dead` and `succeeded` only from `getJob`: the job is now a dead letter (see `reason`,
    * `deadAt`), or finished (see `output`, `finishedAt`; from the run history while it keeps it).
    */
-  readonly status: "queued" | "running" | "dead" | "succeeded";
+  readonly status: "queued" | "running" | "dead" | "succeeded" | "cancelled";
   /** Null once the job has left the queue. */
   readonly runAt: string | null;
   readonly priority: number | null;

@@ -1,8 +1,9 @@
 import type { LogLine } from "../tick/history.js";
 import { isoSql } from "../shared/sql.js";
 
-export type RunOutcome = "succeeded" | "retried" | "dead_lettered" | "requeued" | "reclaimed";
-export const RUN_OUTCOMES: readonly RunOutcome[] = ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed"];
+/** How a run ended; `cancelled` is a queued job's cancel, recorded so that reading the job says so (no attempt ran). */
+export type RunOutcome = "succeeded" | "retried" | "dead_lettered" | "requeued" | "reclaimed" | "cancelled";
+export const RUN_OUTCOMES: readonly RunOutcome[] = ["succeeded", "retried", "dead_lettered", "requeued", "reclaimed", "cancelled"];
 
 /** One ended attempt as lists show it. */
 export interface RunSummary {

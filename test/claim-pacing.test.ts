@@ -66,20 +66,20 @@ describe("when a tick claims again", () => {
     const p = new ClaimPacing(1_000);
     p.claimed(32, found(5), 10_000);
     expect(p.doneBy(20_000)).toBe(true);
-    p.retriesDue(10_300);
+    p.retriesDue([10_300]);
     expect(p.queueEmpty).toBe(false);
     expect(p.due(10_299, 0)).toBe(false);
     expect(p.due(10_300, 0)).toBe(true);
     expect(p.doneBy(20_000)).toBe(false);
     p.claimed(32, found(32), 10_400);
-    p.retriesDue(10_900);
+    p.retriesDue([10_900]);
     expect(p.due(10_400, 0)).toBe(true);
   });
 
   it("still waits for a retry after a claim before its time came back short, and drops a distant one once nothing runs", () => {
     const p = new ClaimPacing(1_000);
     p.claimed(32, found(2), 10_000);
-    p.retriesDue(10_600);
+    p.retriesDue([10_600]);
     // A run ended: claim now (for held buckets); that claim is short, but the retry is still ahead.
     p.runsEnded(10_300, 1);
     p.claimed(32, found(0), 10_300);
@@ -92,7 +92,7 @@ describe("when a tick claims again", () => {
 
     const q = new ClaimPacing(1_000);
     q.claimed(32, found(2), 10_000);
-    q.retriesDue(14_000);
+    q.retriesDue([14_000]);
     q.runsEnded(10_300, 0);
     q.claimed(32, found(0), 10_300);
     expect(q.queueEmpty).toBe(true);

@@ -73,4 +73,23 @@ describe("retries that come due within the tick", () => {
     // The retry is due in 4.5 s, inside the cutoff; with nothing left running the tick returns instead of waiting.
     expect(await jobs.tick({ budgetMs: 20_000 })).toMatchObject({ claimed: 2, retried: 1, succeeded: 1 });
   });
+
+  it("waits for every retry it wrote, not only the first: two come due at different instants, both run", async () => {
+    const twice = defineJob({
+      name: "fails-first",
+      schema: z.object({ waitMs: z.number() }),
+      // Jitter takes the harness's random 0.5: 225 ms after each failure.
+      backoff: { baseMs: 300, maxMs: 300 },
+      handler: async ({ waitMs }, { attempt }) => {
+        if (attempt > 1) return;
+        await sleep(waitMs);
+        throw new Error("fails");
+      },
+    });
+    const jobs = await h.isolated([twice], { claimIntervalMs: 1_000 });
+    await jobs.enqueue("fails-first", { waitMs: 0 });
+    await jobs.enqueue("fails-first", { waitMs: 150 });
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 2, succeeded: 2 });
+    expect(await h.rows(`SELECT job_name FROM ${jobs.tables.queue}`)).toEqual([]);
+  });
 });

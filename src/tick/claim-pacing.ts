@@ -11,8 +11,8 @@ export class ClaimPacing {
   private empty = false;
   private lastAt = 0;
   private after = 0;
-  /** The soonest retry this tick wrote and waits for (Infinity: none): a claim before it cannot see it. */
-  private retryAt = Number.POSITIVE_INFINITY;
+  /** When the retries this tick wrote and waits for come due, soonest first: a claim before one cannot see it. */
+  private retries: number[] = [];
 
   constructor(private readonly intervalMs: number) {}
 
@@ -22,9 +22,9 @@ export class ClaimPacing {
     this.empty = short && result.flowHeld === 0;
     this.lastAt = now;
     this.after = short && result.flowHeld > 0 ? (result.flowRetryAt ?? now + this.intervalMs) : 0;
-    // A claim at or after the retry's time saw it; one before it did not, and the tick still waits for it.
-    if (this.retryAt <= now) this.retryAt = Number.POSITIVE_INFINITY;
-    else if (short && this.retryAt !== Number.POSITIVE_INFINITY) this.waitFor(this.retryAt);
+    // A claim at or after a retry's time saw it; one before it did not, and the tick still waits for it.
+    while (this.retries.length > 0 && this.retries[0]! <= now) this.retries.shift();
+    if (short && this.retries.length > 0) this.waitFor(this.retries[0]!);
   }
 
   /**
@@ -34,17 +34,18 @@ export class ClaimPacing {
    * is not waited for: a tick does not sit idle for it.
    */
   runsEnded(now: number, running: number): void {
-    if (running === 0 && this.retryAt > now + this.intervalMs) this.retryAt = Number.POSITIVE_INFINITY;
+    if (running === 0) this.retries = this.retries.filter((at) => at <= now + this.intervalMs);
     if (this.after > now) this.after = now;
   }
 
   /**
-   * Jobs this tick retried come due at `at` (their backoff): work the last claim could not see. Claim
-   * again then, unless a claim is due sooner.
+   * Jobs this tick retried come due at `times` (their backoff): work the last claim could not see. Claim
+   * again at the soonest, unless a claim is due sooner, and at each of the others after it.
    */
-  retriesDue(at: number): void {
-    this.retryAt = Math.min(this.retryAt, at);
-    this.waitFor(at);
+  retriesDue(times: readonly number[]): void {
+    if (times.length === 0) return;
+    this.retries = [...this.retries, ...times].sort((a, b) => a - b);
+    this.waitFor(this.retries[0]!);
   }
 
   private waitFor(at: number): void {

@@ -17,7 +17,7 @@ import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
-import { type Settlement, settledLate, settlementFor, soonestRetry } from "./settlement.js";
+import { retriesWritten, type Settlement, settledLate, settlementFor } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
@@ -155,8 +155,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (want > 0) pacing.claimed(want, result, Date.now());
     if (settlements.length > 0) pacing.runsEnded(Date.now(), runs.size + overdue.size);
     // Soon (within the claim interval), or while other runs keep the tick going anyway; never a retry of a job it has no handler for.
-    const retryAt = soonestRetry(settlements, result, Date.now(), (name) => registry.get(name) !== undefined);
-    if (retryAt < cutoff && (runs.size > 0 || retryAt <= Date.now() + settings.claimIntervalMs)) pacing.retriesDue(retryAt);
+    const soon = Date.now() + settings.claimIntervalMs;
+    const retries = retriesWritten(settlements, result, Date.now(), (name) => registry.get(name) !== undefined);
+    pacing.retriesDue(retries.filter((at) => at < cutoff && (runs.size > 0 || at <= soon)));
     flow.saw(result);
     hint.saw(result);
     for (const row of result.claimed) start(row, input.claim!.owner);

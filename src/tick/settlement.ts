@@ -75,20 +75,16 @@ export const splitSettlements = (settlements: readonly Settlement[]) => ({
 });
 
 /**
- * When the soonest retry a statement wrote comes due, from `now` (just after the statement), or
- * Infinity when it wrote none: the tick claims again then if that is before its cutoff.
+ * When the retries a statement wrote come due, from `now` (just after the statement), of jobs this
+ * deployment has a handler for: the tick may claim again then.
  */
-export const soonestRetry = (
+export const retriesWritten = (
   settlements: readonly Settlement[],
   result: { readonly retried: readonly string[] },
   now: number,
   handled: (jobName: string) => boolean,
-): number => {
-  if (result.retried.length === 0) return Infinity;
+): number[] => {
+  if (result.retried.length === 0) return [];
   const retried = new Set(result.retried);
-  let soonest = Infinity;
-  for (const s of settlements) {
-    if (s.kind === "retry" && retried.has(s.run.row.id) && handled(s.run.row.job_name)) soonest = Math.min(soonest, now + s.item.delayMs);
-  }
-  return soonest;
+  return settlements.flatMap((s) => (s.kind === "retry" && retried.has(s.run.row.id) && handled(s.run.row.job_name) ? [now + s.item.delayMs] : []));
 };

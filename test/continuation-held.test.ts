@@ -88,4 +88,24 @@ describe("continuation with jobs held back by limits", () => {
     }
     expect(invocations).toBeLessThan(3);
   }, 30_000);
+
+  it("jobs held by a concurrency limit do not chain ticks: the tick running the key's job claims the next when it ends", async () => {
+    const long = defineJob({
+      name: "long",
+      schema: z.object({ n: z.number() }),
+      concurrency: { limit: 1 },
+      handler: ({ n }) => sleep(n === 0 ? 2_500 : 10),
+    });
+    const jobs = await h.isolated([long], { concurrency: 4, maxTicks: 4, claimIntervalMs: 200 });
+    await jobs.enqueue("long", { n: 0 });
+    const a = jobs.tick({ budgetMs: 6_000 });
+    await sleep(300);
+    await jobs.enqueue("long", { n: 1 });
+    const handoffs: Handoff[] = [];
+    const b = await jobs.tick({ budgetMs: 1_000, claimCutoffMs: 200, spawn: (hs) => void handoffs.push(...hs) });
+    expect(b.claimed).toBe(0);
+    expect(handoffs).toEqual([]);
+    // The first tick ran both.
+    expect(await a).toMatchObject({ claimed: 2, succeeded: 2 });
+  }, 20_000);
 });

@@ -11,6 +11,8 @@ export class ClaimPacing {
   private empty = false;
   private lastAt = 0;
   private after = 0;
+  /** The last claim was held back by concurrency alone: only runs ending (in whichever tick runs them) free it. */
+  private heldByRuns = false;
   /** When the retries this tick wrote and waits for come due, soonest first: a claim before one cannot see it. */
   private retries: number[] = [];
 
@@ -22,6 +24,7 @@ export class ClaimPacing {
     this.empty = short && result.flowHeld === 0;
     this.lastAt = now;
     this.after = short && result.flowHeld > 0 ? (result.flowRetryAt ?? now + this.intervalMs) : 0;
+    this.heldByRuns = short && result.flowHeld > 0 && result.flowRetryAt == null;
     // A claim at or after a retry's time saw it; one before it did not, and the tick still waits for it.
     while (this.retries.length > 0 && this.retries[0]! <= now) this.retries.shift();
     if (short && this.retries.length > 0) this.waitFor(this.retries[0]!);
@@ -82,8 +85,10 @@ export class ClaimPacing {
    */
   worthHandingOn(now: number, horizonMs: number): boolean {
     // `horizonMs` is what a successor claims for (its budget less its claim cutoff): held jobs that go
-    // later would have it end at once and hand on again, invocation after invocation.
-    return !this.empty && this.after < now + horizonMs;
+    // later would have it end at once and hand on again, invocation after invocation. Jobs held by a
+    // concurrency limit go when runs of their key end, and the ticks running those claim then: a
+    // successor would only poll until its cutoff and hand on again.
+    return !this.empty && !this.heldByRuns && this.after < now + horizonMs;
   }
 
   /** Nothing more will be claimed before `cutoff`. */

@@ -31,6 +31,23 @@ const login = async () => {
   return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(html)![1]! };
 };
 
+describe("behind a proxy that ends TLS", () => {
+  it("takes a login posted from the https page when X-Forwarded-Proto says https, and still refuses another site", async () => {
+    const post = (origin: string, proto?: string) =>
+      app.request(`${ORIGIN}/dashboard/login`, {
+        method: "POST",
+        headers: { origin, "content-type": "application/x-www-form-urlencoded", ...(proto ? { "x-forwarded-proto": proto } : {}) },
+        body: new URLSearchParams({ password: PASSWORD }),
+      });
+    const behind = await post("https://dash.test", "https");
+    expect(behind.status).toBe(303);
+    expect(behind.headers.get("set-cookie")).toContain("Secure");
+    expect((await post("https://evil.test", "https")).status).toBe(403);
+    // Without the proxy's word, the https origin is not this http site.
+    expect((await post("https://dash.test")).status).toBe(403);
+  });
+});
+
 describe("dashboard assets", () => {
   it("serves a real ICO at favicon.ico without a login, and the pages point to it", async () => {
     const res = await app.request(`${ORIGIN}/dashboard/favicon.ico`);

@@ -12,6 +12,15 @@ type Configured = Extract<DashboardAuth, { configured: true }>;
 
 const isHttps = (c: Context) => new URL(c.req.url).protocol === "https:" || c.req.header("x-forwarded-proto") === "https";
 
+/**
+ * This site's origins as a browser names them: the request's, and, behind a proxy that ends TLS and says
+ * so (X-Forwarded-Proto, as the Secure cookie flag reads it), the same host over https.
+ */
+const ownOrigins = (c: Context): string[] => {
+  const url = new URL(c.req.url);
+  return isHttps(c) ? [url.origin, `https://${url.host}`] : [url.origin];
+};
+
 export const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
@@ -22,7 +31,7 @@ export const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
  */
 export const originAllowed = (c: Context, extra: readonly string[]): boolean => {
   const origin = c.req.header("origin");
-  if (origin !== undefined) return origin === new URL(c.req.url).origin || extra.includes(origin);
+  if (origin !== undefined) return ownOrigins(c).includes(origin) || extra.includes(origin);
   const site = c.req.header("sec-fetch-site");
   return site === undefined || site === "same-origin";
 };

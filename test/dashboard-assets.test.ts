@@ -4,7 +4,8 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
-import { defineJob } from "../src/index.js";
+import { createApp } from "../src/http/index.js";
+import { type Db, defineJob, memoryLogger } from "../src/index.js";
 import { PASSWORD } from "./support/browser.js";
 import { harness, sleep } from "./support/harness.js";
 
@@ -121,5 +122,33 @@ describe("dashboard input", () => {
       expect(done.status).toBe(404);
       expect(await done.text()).toContain("This job has finished (succeeded)");
     }
+  });
+});
+
+describe("with the database down", () => {
+  it("answers a page with HTML saying so (503), mounted alone or in createApp, and logs the cause", async () => {
+    const down: Db = { query: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" })) };
+    const logs = memoryLogger();
+    // Up for the login (its throttle is counted in the database), down for the pages.
+    let current = jobs;
+    const alone = new Hono();
+    alone.route("/dashboard", createDashboard({ jobs: () => current, env: { DASHBOARD_PASSWORD: PASSWORD }, logger: logs }));
+    const api = createApp({ jobs: async () => ({ jobs: current }), env: { DASHBOARD_PASSWORD: PASSWORD, JOBS_API_TOKEN: "t".repeat(24) } });
+    for (const app of [alone, api]) {
+      current = jobs;
+      const res = await app.request(`${ORIGIN}/dashboard/login`, {
+        method: "POST",
+        headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ password: PASSWORD }),
+      });
+      const cookie = res.headers.get("set-cookie")?.split(";")[0];
+      current = h.make([held], {}, down);
+      for (const path of ["/dashboard/", "/dashboard/jobs", "/dashboard/dead-letters"]) {
+        const page = await app.request(`${ORIGIN}${path}`, { headers: cookie ? { cookie } : {} });
+        expect([path, page.status, page.headers.get("content-type")]).toEqual([path, 503, "text/html; charset=UTF-8"]);
+        expect(await page.text()).toContain("The database did not answer");
+      }
+    }
+    expect(logs.entries.find((e) => e.msg === "dashboard page failed")).toMatchObject({ level: "error", error: expect.stringContaining("ECONNREFUSED") });
   });
 });

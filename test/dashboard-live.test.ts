@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
-import { defineJob } from "../src/index.js";
+import { defineJob, silentLogger } from "../src/index.js";
 import { launchBrowser, PASSWORD, screenshot, serve, type Served } from "./support/browser.js";
 import { harness } from "./support/harness.js";
 
@@ -23,6 +23,9 @@ const held = defineJob({
 const quick = defineJob({ name: "quick", schema: z.object({ n: z.number() }), handler: () => {} });
 const jobs = h.make([held, quick]);
 const tick = () => jobs.tick({ budgetMs: 15_000 });
+/** What the dashboard reads through: the queue, or one whose database does not answer. */
+let serving: typeof jobs = jobs;
+const down = h.make([held, quick], {}, { query: () => Promise.reject(new Error("connect ECONNREFUSED")) });
 
 /** Each change shows within this long: the page refreshes every 3 s (the default). */
 const LIVE = { timeout: 5_000, interval: 100 };
@@ -39,7 +42,7 @@ const badge = (p: Page) => p.locator("#job-status").textContent();
 
 beforeAll(async () => {
   const app = new Hono();
-  app.route("/dashboard", createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD } }));
+  app.route("/dashboard", createDashboard({ jobs: () => serving, env: { DASHBOARD_PASSWORD: PASSWORD }, logger: silentLogger }));
   server = await serve(app.fetch);
   browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
@@ -164,5 +167,17 @@ describe("live dashboard pages", () => {
     await setHidden(false);
     await expect.poll(() => page.locator(`a[href$="/jobs/${id}"]`).count(), { timeout: 2_000 }).toBe(0);
     expect(polls.length).toBeGreaterThan(before);
+  });
+
+  it("marks an open page as not up to date while its refresh fails, and clears it once one succeeds", async () => {
+    await page.goto(url("/"));
+    expect(await page.locator("body[data-stale]").count()).toBe(0);
+    serving = down;
+    try {
+      await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(1);
+    } finally {
+      serving = jobs;
+    }
+    await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
   });
 });

@@ -6,7 +6,10 @@ import { type DashboardVars, originAllowed, securityHeaders, sessions, STATE_CHA
 import { type DashboardAuthOptions, resolveAuth } from "./dashboard-settings.js";
 import { Page } from "./layout.js";
 import { loginRoutes } from "./login.js";
-import { RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import { FailedPage, RefusedPage, UnconfiguredPage } from "./pages/public.js";
+import { errorText } from "../error-text.js";
+import { isJobsError } from "../errors.js";
+import { jsonLogger, type Logger } from "../log.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { deadLetterPages } from "./pages/dead-letter-routes.js";
 import { jobPages } from "./pages/jobs.js";
@@ -31,6 +34,8 @@ export interface DashboardOptions extends DashboardAuthOptions {
   readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
   /** How often open pages refresh their live parts, in ms, while the tab is visible. Default 3000; 0 turns it off. */
   readonly refreshMs?: number;
+  /** Where a page that failed is logged (its stack never reaches the browser). Default: JSON lines on stdout. */
+  readonly logger?: Logger;
 }
 
 export type Form = Record<string, string | File | Array<string | File>>;
@@ -49,6 +54,17 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   const env = options.env ?? processEnv();
   const auth = resolveAuth(env, options);
   const app = new Hono<DashboardEnv>();
+  const logger = options.logger ?? jsonLogger();
+  // A page whose reads failed (the database down or refusing) is an HTML page saying so, never the API's
+  // JSON or a bare 500; the live refresh sees a failed answer and marks the page as not up to date.
+  app.onError((error, c) => {
+    // What a caller got wrong (a bad filter, a page of something gone) is said as such.
+    if (isJobsError(error) && error.code !== "invalid_config") {
+      return c.html(<FailedPage base={base} title="Not done" message={error.message} />, error.code === "not_found" ? 404 : 400);
+    }
+    logger.log("error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
+    return c.html(<FailedPage base={base} title="Unavailable" message="The database did not answer, so this page could not be made." />, 503);
+  });
   app.use("*", securityHeaders);
   app.get("/style.css", (c) =>
     c.body(CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),

@@ -3,7 +3,8 @@
  * it fetches the page it is on again and swaps in each `[data-live]` region by id: the server
  * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
- * the session is gone (a redirect to the login). Its requests carry `x-pgtick-live: 1`.
+ * the session is gone (a redirect to the login). A failed answer marks the page as not up to date
+ * (`data-stale` on the body, which the stylesheet shows) until one succeeds. Its requests carry `x-pgtick-live: 1`.
  */
 const SOURCE = `(()=>{
 if(!document.querySelector("[data-live]"))return;
@@ -15,6 +16,8 @@ busy=1;
 try{
 const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual"});
 if(r.type=="opaqueredirect"||r.status==401)return;
+document.body.toggleAttribute("data-stale",!r.ok);
+if(!r.ok)throw 0;
 const d=new DOMParser().parseFromString(await r.text(),"text/html");
 for(const n of document.querySelectorAll("[data-live]")){
 const m=d.getElementById(n.id);

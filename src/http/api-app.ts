@@ -146,6 +146,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
   app.route("/dashboard", createDashboard({
     jobs: (c) => (c as unknown as Context<ApiEnv>).get("jobs")(),
     env: options.env,
+    logger,
     onEnqueued: options.onEnqueued ? (info, c) => notifyEnqueued(config, c, info.ids, info.dueNow) : undefined,
   }));
   app.get("/", (c) => c.redirect("/dashboard/", 303));

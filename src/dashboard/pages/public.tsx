@@ -69,6 +69,21 @@ export const UnconfiguredPage: FC<{ base: string; problem: string }> = ({ base, 
   </Document>
 );
 
+/** A page the dashboard could not make (the database did not answer): said in HTML, with the way back. */
+export const FailedPage: FC<{ base: string; title: string; message: string }> = ({ base, title, message }) => (
+  <Document title={title} base={base}>
+    <main id="main">
+      <h1>{title}</h1>
+      <p class="alert" role="alert">
+        {message}
+      </p>
+      <p>
+        <a href={`${base}/`}>Try the overview again</a>
+      </p>
+    </main>
+  </Document>
+);
+
 export const RefusedPage: FC<{ base: string; title: string; message: string }> = ({ base, title, message }) => (
   <Document title={title} base={base}>
     <main id="main">

@@ -180,4 +180,19 @@ describe("live dashboard pages", () => {
     }
     await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
   });
+
+  it("after a refused Cancel, shows the job at its own address and keeps it live, not the action's", async () => {
+    const { id } = await jobs.enqueue("held", { n: 7 });
+    await page.goto(url(`/jobs/${id}`));
+    expect(await badge(page)).toBe("queued");
+    const ran = tick();
+    await expect.poll(() => jobs.get(id).then((j) => j?.status)).toBe("running");
+    // The form on the page still offers Cancel: the tick took the job meanwhile.
+    await page.getByRole("button", { name: "Cancel this job" }).click();
+    await expect.poll(() => page.locator("[role=alert]").textContent()).toContain("A tick is running this job now");
+    expect(page.url()).toBe(url(`/jobs/${id}`));
+    release();
+    await expect.poll(() => badge(page), LIVE).toBe("succeeded");
+    expect((await ran).succeeded).toBe(1);
+  });
 });

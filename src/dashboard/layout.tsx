@@ -46,9 +46,14 @@ export interface PageProps {
   readonly csrf: string;
   readonly notice?: Child;
   readonly alert?: Child;
+  /**
+   * The page's own address, where a form's answer is this page at the form's address (a refused
+   * action): the live script puts it in the address bar and refreshes from it, not from the action.
+   */
+  readonly canonical?: string;
 }
 
-export const Page: FC<PropsWithChildren<PageProps>> = ({ title, base, section, csrf, notice, alert, children }) => (
+export const Page: FC<PropsWithChildren<PageProps>> = ({ title, base, section, csrf, notice, alert, canonical, children }) => (
   <Document title={title} base={base} script>
     <a class="skip" href="#main">
       Skip to content
@@ -74,7 +79,7 @@ export const Page: FC<PropsWithChildren<PageProps>> = ({ title, base, section, c
         <button type="submit">Log out</button>
       </form>
     </header>
-    <main id="main">
+    <main id="main" data-url={canonical}>
       <h1>{title}</h1>
       {notice ? (
         <p class="notice" role="status">

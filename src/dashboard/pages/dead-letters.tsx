@@ -28,7 +28,7 @@ export const DeadList: FC<{
 }> = ({ base, csrf, names, filter, page, error, notice }) => {
   const described = [filter.job ? `job ${filter.job}` : "", filter.reason ? `reason ${filter.reason}` : ""].filter(Boolean).join(", ");
   return (
-    <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error}>
+    <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error} canonical={`${base}/dead-letters`}>
       <form class="filters" method="get" action={`${base}/dead-letters`} role="search" aria-label="Filter dead letters">
         <FilterSelect id="f-job" name="job" label="Job" any="All jobs" values={names} selected={filter.job} />
         <FilterSelect id="f-reason" name="reason" label="Reason" any="Any reason" values={REASONS} selected={filter.reason} />

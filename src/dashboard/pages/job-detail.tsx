@@ -108,7 +108,7 @@ export const JobGone: FC<{ id: string }> = ({ id }) => (
 );
 
 export const JobDetail: FC<{ base: string; csrf: string; job: JobView; notice?: string; alert?: string }> = ({ base, csrf, job, notice, alert }) => (
-  <Page title={`Job ${job.job}`} base={base} section="jobs" csrf={csrf} notice={notice} alert={alert}>
+  <Page title={`Job ${job.job}`} base={base} section="jobs" csrf={csrf} notice={notice} alert={alert} canonical={`${base}/jobs/${encodeURIComponent(job.id)}`}>
     <JobState base={base} csrf={csrf} job={job} />
     <h2>Payload</h2>
     <pre id="payload">{pretty(job.payload)}</pre>

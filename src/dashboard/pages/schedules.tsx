@@ -24,7 +24,7 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
   notice,
   alert,
 }) => (
-  <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert}>
+  <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert} canonical={`${base}/schedules`}>
     <Live id="schedules">
       {schedules.length === 0 ? (
         <p class="muted">This deployment defines no schedules (pass `schedules` to createJobs).</p>

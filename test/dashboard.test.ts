@@ -281,4 +281,12 @@ describe("dashboard replay and escaping", () => {
       expect(await res.text()).toMatch(/not in the queue|no such dead letter/);
     }
   });
+
+  it("keeps a filter on a job this deployment no longer defines chosen in its drop-down, on every list", async () => {
+    const { cookie } = await login();
+    for (const path of ["/dashboard/dead-letters?job=ghost.old-job", "/dashboard/jobs?job=ghost.old-job", "/dashboard/runs?job=ghost.old-job"]) {
+      const html = await (await app.request(`${ORIGIN}${path}`, { headers: { cookie } })).text();
+      expect(html, path).toMatch(/<option value="ghost\.old-job" selected="">ghost\.old-job<\/option>/);
+    }
+  });
 });

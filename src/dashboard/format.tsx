@@ -61,7 +61,9 @@ export const FilterSelect: FC<{ id: string; name: string; label: string; any: st
     <label for={id}>{label}</label>
     <select id={id} name={name}>
       <option value="">{any}</option>
-      {values.map((v) => (
+      {/* A value in the URL that is not among them (a job this deployment no longer defines) stays chosen:
+          filtering again, or replaying all that match, must not silently drop it. */}
+      {(selected && !values.includes(selected) ? [selected, ...values] : values).map((v) => (
         <option value={v} selected={selected === v}>
           {v}
         </option>

@@ -239,6 +239,15 @@ describe("dashboard CSRF", () => {
 });
 
 describe("dashboard replay and escaping", () => {
+  it("answers an edited replay of a letter another operator replayed first as the plain replay does: not replayed, already replayed", async () => {
+    const id = await makeDead({ account: "edited-late" });
+    const a = await login();
+    await jobs.deadLetters.replay(id);
+    const late = await post(`/dashboard/dead-letters/${id}/replay`, { _csrf: a.csrf, payload: JSON.stringify({ account: "fixed" }) }, { cookie: a.cookie });
+    expect([late.status, late.headers.get("location")]).toEqual([303, "/dashboard/dead-letters?done=replayed&n=0&skipped=1"]);
+    await jobs.cancel(id);
+  });
+
   it("queues a dead letter once when two operators replay it at the same moment", async () => {
     const id = await makeDead({ account: "race" });
     const a = await login();

@@ -59,7 +59,8 @@ export const deadLetterPages: Routes = (app, deps) => {
       }
     }
     const dead = await jobs.deadLetters.get(id);
-    if (!dead) return c.html(<NotFound base={base} csrf={csrf} />, 404);
+    // Replayed or discarded meanwhile (another operator): said as the plain replay says it.
+    if (!dead) return c.redirect(doneUrl(base, "replayed", 0, 1), 303);
     const again = (issues: Issue[], alert?: string) =>
       c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} edited={text} issues={issues} alert={alert} />, 422);
     let payload: unknown;

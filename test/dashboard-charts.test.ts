@@ -78,8 +78,8 @@ describe("overview charts", () => {
     expect(all.viewBox).toBe("0 0 600 150");
     expect(await page.locator("#chart-all figcaption").textContent()).toContain("3 succeeded · 1 retried or requeued · 1 dead-lettered");
 
-    const one = await chart(page, "chart-one");
-    const three = await chart(page, "chart-three");
+    const one = await chart(page, "chart-job-one");
+    const three = await chart(page, "chart-job-three");
     // One scale for both: the busier job's minute (3) sets it, rounded up to 4.
     expect([one.max, three.max]).toEqual([4, 4]);
     expect(one.ticks).toEqual(three.ticks);

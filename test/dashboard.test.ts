@@ -298,4 +298,14 @@ describe("dashboard replay and escaping", () => {
       expect(html, path).toMatch(/<option value="ghost\.old-job" selected="">ghost\.old-job<\/option>/);
     }
   });
+
+  it("gives each job's chart an id of its own, also a job named like the overall charts", async () => {
+    const { cookie } = await login();
+    await h.db.query(`INSERT INTO jobs_metrics (minute, job_name, succeeded) VALUES (date_trunc('minute', now()), 'all', 1), (date_trunc('minute', now()), 'depth', 1)`);
+    const html = await (await app.request(`${ORIGIN}/dashboard/`, { headers: { cookie } })).text();
+    const ids = [...html.matchAll(/ id="(chart-[^"]+)"/g)].map((m) => m[1]!);
+    expect(ids).toContain("chart-job-all");
+    expect(ids.length).toBe(new Set(ids).size);
+    await h.db.query(`DELETE FROM jobs_metrics WHERE job_name IN ('all', 'depth')`);
+  });
 });

@@ -94,7 +94,7 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
       <Legend series={THROUGHPUT} />
       {chart("chart-all", "All jobs", all, allMax, 150)}
       <div class="sm" id="per-job">
-        {[...byJob.keys()].sort().map((job) => chart(`chart-${job}`, job, byJob.get(job)!, shared, 48))}
+        {[...byJob.keys()].sort().map((job) => chart(`chart-job-${encodeURIComponent(job)}`, job, byJob.get(job)!, shared, 48))}
       </div>
       <h2>Queue over time</h2>
       <Legend series={DEPTH} />

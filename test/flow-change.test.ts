@@ -30,3 +30,37 @@ describe("a rate limit changed in code", () => {
     );
   });
 });
+
+describe("a limit added in code while jobs are queued", () => {
+  it("does not apply to them: a concurrency limit beside their rate limit, or a second rate rule, never puts every tenant in one bucket", async () => {
+    const started: Array<{ tenant: string; at: number; until: number }> = [];
+    const handler = async ({ tenant: t }: { tenant: string }) => {
+      const at = Date.now();
+      await new Promise((done) => setTimeout(done, 200));
+      started.push({ tenant: t, at, until: Date.now() });
+    };
+    const v1 = defineJob({ name: "sync", schema: tenant, rateLimit: { limit: 10, periodMs: 60_000, key: (p) => p.tenant }, handler });
+    const before = await h.isolated([v1]);
+    await before.enqueueMany(["a", "b", "c", "d", "e"].map((t) => ({ job: "sync" as const, payload: { tenant: t } })));
+    const v2 = defineJob({
+      name: "sync",
+      schema: tenant,
+      concurrency: { limit: 1, key: (p) => p.tenant },
+      rateLimit: [{ limit: 10, periodMs: 60_000, key: (p) => p.tenant }, { limit: 1, periodMs: 60_000, group: "everyone", key: () => "all" }],
+      handler,
+    });
+    const after = h.make([v2], { tablePrefix: before.settings.tablePrefix });
+    const [one] = await h.rows<{ id: string }>(`SELECT id FROM ${after.tables.queue} LIMIT 1`);
+    // Nothing runs yet: nothing waits on a limit the job did not have.
+    expect((await after.get(one!.id))!.waitingOn).toBeNull();
+    const report = await after.tick({ budgetMs: 3_000, claimCutoffMs: 1_000, concurrency: 10 });
+    expect(report.succeeded).toBe(5);
+    // All five at once: their tenants differ, and the new rules do not bind them.
+    const overlap = started.filter((s) => started.some((o) => o !== s && o.at < s.until && s.at < o.until)).length;
+    expect(overlap).toBe(5);
+    // A job enqueued now has every key, and every rule applies to it.
+    await after.enqueue("sync", { tenant: "a" });
+    await after.enqueue("sync", { tenant: "b" });
+    expect((await after.tick({ budgetMs: 2_000, claimCutoffMs: 1_000, concurrency: 10 })).succeeded).toBe(1);
+  });
+});

@@ -17,13 +17,15 @@ export const waitingOn = (job: string, flow: FlowState, spec: FlowSpec | undefin
   const rules = spec?.rules.get(job);
   if (!rules) return null;
   const buckets = flow.buckets ?? {};
-  if (rules.concurrency !== undefined) {
-    const key = flow.concurrencyKey ?? "";
+  // A limit the job gained after it was enqueued has no key stored with it, and does not apply to it.
+  if (rules.concurrency !== undefined && flow.concurrencyKey !== null) {
+    const key = flow.concurrencyKey;
     const running = buckets[`c:${job}:${key}`]?.running ?? 0;
     if (running >= rules.concurrency) return { kind: "concurrency", key, limit: rules.concurrency, running };
   }
   for (const rule of rules.rates) {
-    const key = flow.rateKeys?.[rule.scope] ?? "";
+    const key = flow.rateKeys?.[rule.scope];
+    if (key === undefined) continue;
     const since = now - rule.periodMs - ratePadMs(rule.periodMs);
     const starts = (buckets[`r:${rule.scope}:${key}`]?.starts ?? []).filter((s) => Date.parse(s) > since).length;
     if (starts >= rule.limit) {

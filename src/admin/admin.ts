@@ -85,6 +85,9 @@ export interface DeadLettersAdmin {
   discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
 }
 
+/** How long an admin statement (a read of the API or the dashboard, a replay) may take before it is given up. */
+export const ADMIN_STATEMENT_MS = 15_000;
+
 const notFound = (what: string, id: string, hint = "") => new JobsError("not_found", `no ${what} ${id}${hint}`, { id });
 
 export const queueAdmin = (env: {
@@ -98,7 +101,10 @@ export const queueAdmin = (env: {
   /** Whether the run history is kept (JOBS_HISTORY_RETENTION is not off): a cancel is recorded there. */
   readonly history?: boolean;
 }): QueueAdmin => {
-  const { db, tables: t } = env;
+  const { tables: t } = env;
+  // Every admin statement is bounded, as the tick's are: a stalled database (a lock held for minutes) must
+  // not hold an API request or a dashboard page, and its connection, for as long as it lasts.
+  const db: Db = { query: (text, params, opts) => env.db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? ADMIN_STATEMENT_MS }) };
   return {
     list: (query) => listJobs(db, t, query),
     async get(id) {

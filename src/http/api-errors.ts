@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { StatementTimeout } from "../db.js";
 import { isJobsError, type JobsErrorCode } from "../errors.js";
 
 /** Every code the API answers with. JobsError codes plus the few only HTTP has. */
@@ -64,6 +65,8 @@ export const classify = (e: unknown): { code: ApiErrorCode; message: string; det
     if (e.code === "invalid_config") return { code: "internal", message: "the server is misconfigured; see its logs", fault: true };
     return { code: e.code, message: e.message, details: e.details, fault: false };
   }
+  // A statement given up at its bound (an admin read while the database stalls): the server is fine.
+  if (e instanceof StatementTimeout) return { code: "unavailable", message: e.message, fault: true };
   const state = sqlState(e);
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };
   if (state?.startsWith("22")) {

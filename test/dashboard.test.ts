@@ -308,4 +308,22 @@ describe("dashboard replay and escaping", () => {
     expect(ids.length).toBe(new Set(ids).size);
     await h.db.query(`DELETE FROM jobs_metrics WHERE job_name IN ('all', 'depth')`);
   });
+
+  it("queues one job when Run again is posted twice from the same page (a double click)", async () => {
+    const id = await makeDead({ account: "twice" });
+    const { cookie, csrf } = await login();
+    const run = (await jobs.runs.list({ jobId: id })).items[0]!;
+    const html = await (await app.request(`${ORIGIN}/dashboard/runs/${run.id}`, { headers: { cookie } })).text();
+    const once = /name="once" value="([^"]+)"/.exec(html)![1]!;
+    const [a, b] = await Promise.all([1, 2].map(() => post(`/dashboard/runs/${run.id}/rerun`, { _csrf: csrf, once }, { cookie })));
+    expect(a!.status).toBe(303);
+    expect(a!.headers.get("location")).toBe(b!.headers.get("location"));
+    expect(await queuedCount(h, "sync-account")).toBe(1);
+    // Another visit to the page is another form: it queues another job.
+    const again = /name="once" value="([^"]+)"/.exec(await (await app.request(`${ORIGIN}/dashboard/runs/${run.id}`, { headers: { cookie } })).text())![1]!;
+    expect(again).not.toBe(once);
+    await post(`/dashboard/runs/${run.id}/rerun`, { _csrf: csrf, once: again }, { cookie });
+    expect(await queuedCount(h, "sync-account")).toBe(2);
+    await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'sync-account'`);
+  });
 });

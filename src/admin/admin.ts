@@ -69,7 +69,8 @@ export interface RunsAdmin {
    * Enqueues a new job with the run's job name, payload and correlation id (checked against
    * the job's schema like any enqueue). `not_found` when the history no longer has the payload.
    */
-  rerun(id: string): Promise<{ id: string; runId: string }>;
+  /** With `idempotencyKey`, a second call while the first one's job is queued or running returns that job (a double click). */
+  rerun(id: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; runId: string }>;
 }
 
 export interface DeadLettersAdmin {
@@ -145,13 +146,13 @@ export const queueAdmin = (env: {
     runs: {
       list: (query) => listRuns(db, t, query),
       get: (id) => getRun(db, t, id),
-      async rerun(runId) {
+      async rerun(runId, options = {}) {
         const run = await getRun(db, t, runId);
         if (!run) throw notFound("run", runId);
         // A run that did not end its job has no payload of its own: the job still has it.
         const payload = run.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
         if (payload === null) throw notFound("payload for run", runId, " (the job is gone and the history no longer keeps it)");
-        const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined }]);
+        const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined, idempotencyKey: options.idempotencyKey }]);
         return { id: done!.id, runId };
       },
     },

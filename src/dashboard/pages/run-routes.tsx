@@ -1,7 +1,7 @@
 import { isJobsError } from "../../errors.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import type { RunOutcome } from "../../store/runs/run-views.js";
-import { enqueued, names, q, type Routes, userError } from "../dashboard-context.js";
+import { enqueued, formText, names, q, type Routes, userError } from "../dashboard-context.js";
 import { Page } from "../layout.js";
 import { type RunFilter, RunDetail, RunsList } from "./runs.js";
 
@@ -49,7 +49,8 @@ export const runPages: Routes = (app, deps) => {
   app.post("/runs/:id/rerun", async (c) => {
     const id = c.req.param("id");
     try {
-      const done = await c.var.jobs.runs.rerun(id);
+      const once = formText(c.var.form.once);
+      const done = await c.var.jobs.runs.rerun(id, once && /^[0-9a-f-]{36}$/.test(once) ? { idempotencyKey: `dashboard:rerun:${once}` } : {});
       await enqueued(deps, c, [done.id]);
       return c.redirect(`${base}/jobs/${done.id}?done=rerun`, 303);
     } catch (e) {

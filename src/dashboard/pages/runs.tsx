@@ -105,6 +105,8 @@ export const RunDetail: FC<{ base: string; csrf: string; run: RunView; attempts:
     />
     <form method="post" action={`${base}/runs/${run.id}/rerun`} class="actions">
       <Csrf token={csrf} />
+      {/* One form, one job: a double click (or a second tab posting this same form) queues it once. */}
+      <input type="hidden" name="once" value={crypto.randomUUID()} />
       <button type="submit" class="primary">
         Run again
       </button>

@@ -309,6 +309,25 @@ describe("dashboard replay and escaping", () => {
     await h.db.query(`DELETE FROM jobs_metrics WHERE job_name IN ('all', 'depth')`);
   });
 
+  it("pages each list with its filter kept: on to the next page, and back to the first", async () => {
+    const { cookie } = await login();
+    // 51 notes dead-lettered (a dead letter and a run each), and 51 delayed ones queued: one more than a page.
+    await jobs.enqueueMany(Array.from({ length: 51 }, (_, i) => ({ job: "note" as const, payload: { text: `page ${i}` } })));
+    await jobs.tick({ budgetMs: 10_000 });
+    await jobs.enqueueMany(Array.from({ length: 51 }, (_, i) => ({ job: "note" as const, payload: { text: `later ${i}` }, delayMs: 3_600_000 })));
+    const html = async (path: string) => (await app.request(`${ORIGIN}${path}`, { headers: { cookie } })).text();
+    const decode = (href: string) => href.replaceAll("&amp;", "&");
+    for (const list of ["jobs", "dead-letters", "runs"]) {
+      const first = await html(`/dashboard/${list}?job=note`);
+      expect(first, list).not.toContain(">First page<");
+      const next = decode(/<a href="([^"]+)" rel="next">/.exec(first)?.[1] ?? "");
+      expect(next, list).toMatch(new RegExp(`^/dashboard/${list}\\?job=note&cursor=[^&]+$`));
+      const second = await html(next);
+      expect(decode(/<a href="([^"]+)">First page<\/a>/.exec(second)?.[1] ?? ""), list).toBe(`/dashboard/${list}?job=note`);
+    }
+    await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'note'`);
+  });
+
   it("queues one job when Run again is posted twice from the same page (a double click)", async () => {
     const id = await makeDead({ account: "twice" });
     const { cookie, csrf } = await login();

@@ -59,3 +59,15 @@ export const Table: FC<{ id?: string; caption?: string; cols: readonly Col[]; ro
     </table>
   </div>
 );
+
+/** A list's paging links: back to the first page when on a later one, and on to the next when there is one. */
+export const Pager: FC<{ link: (cursor?: string) => string; cursor?: string; next?: string | null }> = ({ link, cursor, next }) => (
+  <nav class="pager" aria-label="Pages">
+    {cursor ? <a href={link()}>First page</a> : null}
+    {next ? (
+      <a href={link(next)} rel="next">
+        Next page
+      </a>
+    ) : null}
+  </nav>
+);

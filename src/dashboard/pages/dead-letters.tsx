@@ -6,7 +6,7 @@ import { DEAD_REASONS } from "../../terms.js";
 import { qs } from "../dashboard-context.js";
 import { FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Live, Page } from "../layout.js";
-import { Kv, Table } from "../parts.js";
+import { Kv, Pager, Table } from "../parts.js";
 import { PayloadCell } from "../payload-preview.js";
 
 const REASONS = DEAD_REASONS;
@@ -84,14 +84,7 @@ export const DeadList: FC<{
         ) : page ? (
           <p class="muted">No dead letters{described ? ` match (${described})` : ""}.</p>
         ) : null}
-        <nav class="pager" aria-label="Pages">
-          {filter.cursor ? <a href={`${base}/dead-letters${qs({ job: filter.job, reason: filter.reason })}`}>First page</a> : null}
-          {page?.nextCursor ? (
-            <a href={`${base}/dead-letters${qs({ job: filter.job, reason: filter.reason, cursor: page.nextCursor })}`} rel="next">
-              Next page
-            </a>
-          ) : null}
-        </nav>
+        <Pager link={(cursor) => `${base}/dead-letters${qs({ job: filter.job, reason: filter.reason, cursor })}`} cursor={filter.cursor} next={page?.nextCursor} />
       </Live>
     </Page>
   );

@@ -4,7 +4,7 @@ import type { Page as Paged } from "../../store/shared/paging.js";
 import { qs } from "../dashboard-context.js";
 import { FilterSelect, firstLine, span, Time } from "../format.js";
 import { Live, Page } from "../layout.js";
-import { Table } from "../parts.js";
+import { Pager, Table } from "../parts.js";
 import { PayloadCell } from "../payload-preview.js";
 
 export const STATUSES = ["queued", "running"] as const;
@@ -65,14 +65,7 @@ export const JobsList: FC<ListProps> = ({ base, csrf, names, filter, page, error
             />
           )
         ) : null}
-        <nav class="pager" aria-label="Pages">
-          {filter.cursor ? <a href={link()}>First page</a> : null}
-          {page?.nextCursor ? (
-            <a href={link(page.nextCursor)} rel="next">
-              Next page
-            </a>
-          ) : null}
-        </nav>
+        <Pager link={link} cursor={filter.cursor} next={page?.nextCursor} />
       </Live>
     </Page>
   );

@@ -69,8 +69,10 @@ export const UnconfiguredPage: FC<{ base: string; problem: string }> = ({ base, 
   </Document>
 );
 
-/** A page the dashboard could not make (the database did not answer): said in HTML, with the way back. */
-export const FailedPage: FC<{ base: string; title: string; message: string }> = ({ base, title, message }) => (
+type NoticeProps = { base: string; title: string; message: string };
+
+/** A page that only says why, with one way on. */
+const NoticePage: FC<NoticeProps & { href: string; label: string }> = ({ base, title, message, href, label }) => (
   <Document title={title} base={base}>
     <main id="main">
       <h1>{title}</h1>
@@ -78,22 +80,14 @@ export const FailedPage: FC<{ base: string; title: string; message: string }> = 
         {message}
       </p>
       <p>
-        <a href={`${base}/`}>Try the overview again</a>
+        <a href={href}>{label}</a>
       </p>
     </main>
   </Document>
 );
 
-export const RefusedPage: FC<{ base: string; title: string; message: string }> = ({ base, title, message }) => (
-  <Document title={title} base={base}>
-    <main id="main">
-      <h1>{title}</h1>
-      <p class="alert" role="alert">
-        {message}
-      </p>
-      <p>
-        <a href={`${base}/login`}>Log in again</a>
-      </p>
-    </main>
-  </Document>
-);
+/** A page the dashboard could not make (the database did not answer): said in HTML, with the way back. */
+export const FailedPage: FC<NoticeProps> = (props) => <NoticePage {...props} href={`${props.base}/`} label="Try the overview again" />;
+
+/** A request refused before anything was done (a form from elsewhere, one too large): the way back is to log in again. */
+export const RefusedPage: FC<NoticeProps> = (props) => <NoticePage {...props} href={`${props.base}/login`} label="Log in again" />;

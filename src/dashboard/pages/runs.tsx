@@ -4,7 +4,7 @@ import { RUN_OUTCOMES, type RunSummary, type RunView } from "../../store/runs/ru
 import { qs } from "../dashboard-context.js";
 import { dur, FilterSelect, firstLine, pretty, Time } from "../format.js";
 import { Csrf, Live, Page } from "../layout.js";
-import { Kv, Table } from "../parts.js";
+import { Kv, Pager, Table } from "../parts.js";
 
 /** The runs search, as the query string carries it. */
 export interface RunFilter {
@@ -76,14 +76,7 @@ export const RunsList: FC<{ base: string; csrf: string; names: string[]; filter:
           ])}
         />
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        {filter.cursor ? <a href={`${base}/runs${qs({ ...filter, cursor: undefined })}`}>First page</a> : null}
-        {page?.nextCursor ? (
-          <a href={`${base}/runs${qs({ ...filter, cursor: page.nextCursor })}`} rel="next">
-            Next page
-          </a>
-        ) : null}
-      </nav>
+      <Pager link={(cursor) => `${base}/runs${qs({ ...filter, cursor })}`} cursor={filter.cursor} next={page?.nextCursor} />
     </Live>
   </Page>
 );

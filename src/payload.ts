@@ -55,6 +55,21 @@ const findNonFinite = (value: unknown, path: Array<string | number> = [], seen =
   return undefined;
 };
 
+/** Payloads nested deeper are refused: walking them recursively (zod, JSON.stringify, PostgreSQL's parser) could overflow a stack. */
+export const MAX_PAYLOAD_DEPTH = 100;
+
+/** Whether a parsed JSON value is nested deeper than `max` (a scalar is 0 deep, `{}` 1), walked without recursion. */
+export const nestedDeeperThan = (value: unknown, max: number): boolean => {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+};
+
 export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: ReturnType<typeof describeIssues> };
 
 /**
@@ -120,6 +135,10 @@ export const checkPayload = (
     });
   }
   const stored: unknown = JSON.parse(text);
+  // Each level takes two characters at least, so a short text cannot be too deep.
+  if (text.length > 2 * MAX_PAYLOAD_DEPTH && nestedDeeperThan(stored, MAX_PAYLOAD_DEPTH)) {
+    throw new JobsError("invalid_payload", `payload for ${job.name} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, where);
+  }
   // JSON.stringify writes U+0000 and lone surrogates as \u escapes (\u0000, \ud800...), so a
   // text without either escape holds neither, and the walk is skipped.
   const bad = text.includes("\\u0000") || /\\ud[89a-f]/.test(text) ? findUnstorable(stored) : undefined;

@@ -74,8 +74,8 @@ describe("stats, tick, openapi, routing", () => {
   });
 
   it("answers unknown routes with 404 and wrong methods with 405 and Allow", async () => {
-    expectError(await call("GET", "/api/nope"), 404, "not_found");
-    expectError(await call("GET", "/elsewhere", { token: null }), 404, "not_found");
+    expectError(await call("GET", "/api/nope"), 404, "no_route");
+    expectError(await call("GET", "/elsewhere", { token: null }), 404, "no_route");
     const put = await call("PUT", "/api/jobs");
     expectError(put, 405, "method_not_allowed");
     expect(put.headers.get("allow")).toBe("GET, POST, HEAD");
@@ -109,7 +109,7 @@ describe("createApp options", () => {
     });
     const c = caller(perRequest);
     expectError(await c("GET", "/api/stats", { token: null }), 401, "unauthorized");
-    expectError(await c("GET", "/api/nope"), 404, "not_found");
+    expectError(await c("GET", "/api/nope"), 404, "no_route");
     expect([made, disposed]).toEqual([0, 0]);
     expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 60_000 } })).status).toBe(201);
     expectError(await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "bad" } } }), 422, "invalid_payload");

@@ -88,7 +88,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     }
     return errorResponse(c, k.code, k.message, k.details, k.headers);
   });
-  app.notFound((c) => errorResponse(c, "not_found", `no route ${c.req.method} ${c.req.path}`));
+  app.notFound((c) => errorResponse(c, "no_route", `no route ${c.req.method} ${c.req.path}`));
 
   // First in, last out: whatever answered (a 415, a 413 at the limit, a 401), no unread body is left on a
   // kept-alive connection, where a Node server would cut the client's next request off.

@@ -3,13 +3,15 @@ import { StatementTimeout } from "../db.js";
 import { isJobsError, type JobsErrorCode } from "../errors.js";
 
 /** Every code the API answers with. JobsError codes plus the few only HTTP has. */
-export type ApiErrorCode = JobsErrorCode | "method_not_allowed" | "internal" | "unavailable";
+export type ApiErrorCode = JobsErrorCode | "no_route" | "method_not_allowed" | "internal" | "unavailable";
 
 export const STATUS: Record<ApiErrorCode, 400 | 401 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503> = {
   malformed_json: 400,
   unauthorized: 401,
   unknown_job: 404,
   not_found: 404,
+  // Not a missing job, run or letter: the path names no route (a client with a wrong base URL).
+  no_route: 404,
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,

@@ -2,10 +2,15 @@ import type { Context } from "hono";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "./drain.js";
 import { ApiError } from "./api-errors.js";
+import { MAX_PAYLOAD_DEPTH, nestedDeeperThan } from "../payload.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
-/** Deeper JSON is refused before anything walks it recursively (zod, JSON.stringify, PostgreSQL's parser). */
-export const MAX_JSON_DEPTH = 100;
+/**
+ * Deeper request bodies are refused before anything walks them recursively (zod, JSON.stringify,
+ * PostgreSQL's parser): a payload's own bound (MAX_PAYLOAD_DEPTH) plus the enqueue's envelope, a
+ * batch and its item, so that a payload the library takes is taken over HTTP too.
+ */
+export const MAX_JSON_DEPTH = MAX_PAYLOAD_DEPTH + 2;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
@@ -49,17 +54,6 @@ const readLimited = async (req: Request, body: ReadableStream<Uint8Array>, limit
   return out;
 };
 
-/** Depth of a parsed JSON value, walked without recursion (so a hostile depth cannot overflow the stack). */
-const tooDeep = (value: unknown, max: number): boolean => {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
-};
 
 /**
  * The request's JSON body: Content-Type checked (415), size limited before
@@ -94,7 +88,7 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   } catch (e) {
     throw new ApiError("malformed_json", `the request body is not valid JSON: ${(e as Error).message}`);
   }
-  if (tooDeep(value, MAX_JSON_DEPTH)) {
+  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
     throw new JobsError("invalid_payload", `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   return value;

@@ -34,7 +34,7 @@ export const TIME = { type: "string", format: "date-time" };
 
 export const errors = (...codes: ApiErrorCode[]) => {
   const byStatus = new Map<number, ApiErrorCode[]>();
-  for (const code of [...codes, "unauthorized", "internal"] as ApiErrorCode[]) {
+  for (const code of [...codes, "unauthorized", "internal", "unavailable"] as ApiErrorCode[]) {
     byStatus.set(STATUS[code], [...(byStatus.get(STATUS[code]) ?? []), code]);
   }
   return Object.fromEntries([...byStatus].map(([status, list]) => [String(status), json(ref("Error"), `error: ${list.join(", ")}`)]));

@@ -115,11 +115,11 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "schedules.pause": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
   "schedules.resume": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
-  stats: { responses: { "200": json(statsSchema) } },
+  stats: { responses: { "200": json(statsSchema), ...errors() } },
   health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
   tick: { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
   "tick.get": { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
-  openapi: { responses: { "200": json({ type: "object" }) } },
+  openapi: { responses: { "200": json({ type: "object" }), "401": json(ref("Error"), "error: unauthorized") } },
 };
 
 const SECURITY = { token: [{ apiToken: [] }], cron: [{ cronSecret: [] }], open: [] } as const;

@@ -55,7 +55,8 @@ export const deadLetterHandlers: Handlers<
 
   async "deadLetters.replay"(c, config) {
     const body = await readJson(c, config.maxBodyBytes, { optional: true });
-    const parsed = z.safeParse(ReplayBody, body ?? {});
+    // No body replays as it was; a body of JSON null is a body, and not an object.
+    const parsed = z.safeParse(ReplayBody, body === undefined ? {} : body);
     if (!parsed.success) throw badBody(`send no body, or { "payload": ... } to replay with an edited payload`, parsed.error.issues);
     const edit = "payload" in parsed.data ? { payload: parsed.data.payload } : undefined;
     const result = await (await jobsOf(c)).deadLetters.replay(c.req.param("id")!, edit);

@@ -167,7 +167,7 @@ describe("pgtick/client", () => {
     const { build } = await import("esbuild");
     const out = await build({ stdin: { contents: 'export * from "pgtick/client";', resolveDir: process.cwd(), loader: "ts" }, bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", logLevel: "silent" });
     const inputs = Object.keys(out.metafile.inputs).filter((f) => f !== "<stdin>").sort();
-    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/wait.ts", "src/http/route-table.ts"]);
+    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/sendable.ts", "src/client/wait.ts", "src/http/route-table.ts"]);
     const code = out.outputFiles[0]!.text;
     for (const marker of ["@neondatabase", "from \"pg\"", "hono", "zod", "SELECT ", "jsonb"]) expect(code).not.toContain(marker);
   });

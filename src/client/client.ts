@@ -6,6 +6,7 @@ import type { ApiErrorCode } from "../http/api-errors.js";
 import type { AnyJob, JobInput, JobOutput } from "../job.js";
 import type { ListRunsQuery } from "../store/runs/runs-list.js";
 import type { RunSummary, RunView } from "../store/runs/run-views.js";
+import { unsendableItem } from "./sendable.js";
 import { waitForResult, type WaitOptions } from "./wait.js";
 import type { TypedEnqueueItem } from "../jobs.js";
 import type { ScheduleInfo } from "../schedules/index.js";
@@ -118,7 +119,10 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   const doFetch = options.fetch ?? ((req: Request) => fetch(req));
 
   /** Calls a route of the table: its method and path, parameters filled in, the query string and a JSON body. */
-  const call = async <T>(route: ClientRoute, args: { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown } = {}): Promise<T> => {
+  const call = async <T>(
+    route: ClientRoute,
+    args: { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown; signal?: AbortSignal } = {},
+  ): Promise<T> => {
     const { method } = ROUTES[route];
     // URLs drop "." and ".." segments and an empty one would leave the path's parent: such a value
     // would call another route (get("") the job list). None names anything.
@@ -128,7 +132,8 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: "application/json" };
     if (args.body !== undefined) headers["content-type"] = "application/json";
     const url = `${base}${pathOf(route, args.params)}${query(args.query)}`;
-    const res = await doFetch(new Request(url, { method, headers, body: args.body === undefined ? undefined : JSON.stringify(args.body) }));
+    const body = args.body === undefined ? undefined : JSON.stringify(args.body);
+    const res = await doFetch(new Request(url, { method, headers, body, ...(args.signal ? { signal: args.signal } : {}) }));
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -150,17 +155,30 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   const id = (value: string) => ({ params: { id: value } });
   const name = (value: string) => ({ params: { name: value } });
 
+  /** An enqueue body, refused here as the server would refuse it when JSON cannot carry a value as given. */
+  const enqueueBody = <B>(body: B, items: readonly object[], batch: boolean): B => {
+    for (const [index, item] of items.entries()) {
+      const bad = unsendableItem(item, batch ? { index } : {});
+      if (bad) throw new JobsApiError(422, bad.code, bad.message, bad.details);
+    }
+    return body;
+  };
+
   return {
-    enqueue: (job, payload, opts = {}) => call("enqueue", { body: { ...opts, job, payload } }),
+    enqueue: async (job, payload, opts = {}) => {
+      const item = { ...opts, job, payload };
+      return call("enqueue", { body: enqueueBody(item, [item], false) });
+    },
     async enqueueMany(items) {
-      return (await call<{ items: EnqueueResult[] }>("enqueue", { body: items })).items;
+      const body = enqueueBody(items, items, true);
+      return (await call<{ items: EnqueueResult[] }>("enqueue", { body })).items;
     },
     get: (jobId) => orNull(call<JobView>("get", id(jobId))),
     list: (params = {}) => call("list", { query: { ...params } }),
     cancel: (jobId) => call("cancel", id(jobId)),
     run: (jobId) => call("run", id(jobId)),
     waitForResult: <N extends Names<J>>(jobId: JobId<N>, opts?: WaitOptions) =>
-      waitForResult((j) => orNull(call<JobView>("get", id(j))), jobId, opts) as Promise<JobOutput<J[number], N>>,
+      waitForResult((j, signal) => orNull(call<JobView>("get", { ...id(j), signal })), jobId, opts) as Promise<JobOutput<J[number], N>>,
     runs: {
       list: (params = {}) => call("runs.list", { query: { ...params } }),
       get: (runId) => orNull(call<RunView>("runs.get", id(runId))),

@@ -23,6 +23,13 @@ export class JobsWaitError extends Error {
   }
 }
 
+/** A poll's failure that the next poll may not meet: the server or the network, not the request. */
+const passing = (e: unknown): boolean => {
+  const status = (e as { status?: unknown } | null)?.status;
+  // fetch rejects with a TypeError when the network fails; the API answers 503 when the database does not.
+  return e instanceof TypeError || status === 502 || status === 503 || status === 504;
+};
+
 const pause = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
@@ -31,20 +38,49 @@ const pause = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 
-/** Polls `get(id)` until the job succeeded (its output) or died, within the timeout. */
-export const waitForResult = async (get: (id: string) => Promise<JobView | null>, id: string, options: WaitOptions = {}): Promise<unknown> => {
+/**
+ * Polls `get(id)` until the job succeeded (its output) or died, within the timeout. The timeout and
+ * the signal also end a poll that is out (its request is aborted); a poll the server or the network
+ * failed is tried again at the next interval.
+ */
+export const waitForResult = async (
+  get: (id: string, signal: AbortSignal) => Promise<JobView | null>,
+  id: string,
+  options: WaitOptions = {},
+): Promise<unknown> => {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const until = Date.now() + timeoutMs;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
   let interval = options.intervalMs ?? 250;
+  let seen: JobView | null = null;
+  const ended = () => {
+    if (options.signal?.aborted) return options.signal.reason as unknown;
+    return new JobsWaitError("timeout", `job ${id} is ${seen ? `still ${seen.status}` : "not seen yet"} after ${timeoutMs} ms`, seen);
+  };
   for (;;) {
-    const job = await get(id);
+    let job: JobView | null;
+    try {
+      job = await get(id, signal);
+    } catch (e) {
+      if (signal.aborted) throw ended();
+      if (!passing(e)) throw e;
+      await pause(Math.min(interval, Math.max(0, until - Date.now())), signal).catch(() => {
+        throw ended();
+      });
+      interval = Math.min(interval * 2, 2_000);
+      continue;
+    }
+    seen = job;
     if (job?.status === "succeeded") return job.output;
     if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
     if (job?.status === "cancelled") throw new JobsWaitError("cancelled", `job ${id} was cancelled`, job);
     if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, null);
     const left = until - Date.now();
-    if (left <= 0) throw new JobsWaitError("timeout", `job ${id} is still ${job.status} after ${timeoutMs} ms`, job);
-    await pause(Math.min(interval, left), options.signal);
+    if (left <= 0) throw ended();
+    await pause(Math.min(interval, left), signal).catch(() => {
+      throw ended();
+    });
     interval = Math.min(interval * 2, 2_000);
   }
 };

@@ -1,0 +1,37 @@
+// What JSON cannot carry as given: JSON.stringify writes NaN, ±Infinity and an invalid Date as null,
+// which the server reads as "not given" (an option) or as null (in a payload). The library refuses
+// them; the client does too, before sending, with the codes the server would answer.
+
+/** The path to the first value JSON would turn into null, or undefined when there is none. */
+export const unsendable = (value: unknown, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? path : undefined;
+  if (value === null || typeof value !== "object" || seen.has(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
+  seen.add(value);
+  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  for (const [k, v] of entries) {
+    const hit = unsendable(v, [...path, k], seen);
+    if (hit) return hit;
+  }
+  return undefined;
+};
+
+/** Why one enqueue item cannot be sent as given (code, message, details), or undefined when it can. */
+export const unsendableItem = (
+  given: object,
+  where: { index?: number },
+): { code: "invalid_options" | "invalid_payload"; message: string; details: Record<string, unknown> } | undefined => {
+  const item = given as Record<string, unknown>;
+  for (const [field, value] of Object.entries(item)) {
+    if (field === "payload" || field === "job") continue;
+    const at = unsendable(value);
+    if (at) {
+      const name = [field, ...at].join(".");
+      return { code: "invalid_options", message: `${name} is ${value instanceof Date ? "an invalid Date" : "not a finite number"}`, details: { ...where, field } };
+    }
+  }
+  const at = unsendable(item.payload);
+  if (!at) return undefined;
+  const message = "a number JSON cannot hold (NaN or Infinity) or an invalid Date";
+  return { code: "invalid_payload", message: `payload for ${String(item.job)} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
+};

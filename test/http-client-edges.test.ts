@@ -1,0 +1,109 @@
+// The typed client where the wire could change what it was given or keep it waiting: values JSON
+// writes as null, a wait whose poll is stuck on a locked table, polls the server fails in passing,
+// and a base URL that names no route.
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createClient, JobsApiError } from "../src/client/client.js";
+import { JobsWaitError } from "../src/client/wait.js";
+import { createApp } from "../src/http/index.js";
+import { createJobs, defineJob, silentLogger } from "../src/index.js";
+import { API_TOKENS, CRON_SECRET, NEW_TOKEN, serveOnLoopback } from "./http-support.js";
+import { harness } from "./support/harness.js";
+
+const h = await harness("client_edges");
+const maybe = defineJob({ name: "maybe", schema: z.object({ n: z.number().nullable() }), output: z.object({ twice: z.number() }), handler: () => ({ twice: 2 }) });
+const jobList = [maybe] as const;
+const jobs = createJobs({ db: h.main, jobs: jobList, logger: silentLogger });
+const server = await serveOnLoopback(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET } }));
+afterAll(() => server.close());
+const client = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN });
+const queued = async () => Number((await h.rows<{ n: string }>(`SELECT count(*) AS n FROM jobs_queue`))[0]!.n);
+
+describe("values JSON cannot carry", () => {
+  it("refuses NaN, Infinity and an invalid Date in options and payloads, as the library does, and sends nothing", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ runAt: new Date(Number.NaN) }, "runAt"],
+      [{ delayMs: Number.POSITIVE_INFINITY }, "delayMs"],
+      [{ delayMs: Number.NaN }, "delayMs"],
+      [{ priority: Number.NaN }, "priority"],
+      [{ maxAttempts: Number.POSITIVE_INFINITY }, "maxAttempts"],
+      [{ debounce: { key: "k", delayMs: Number.NaN } }, "debounce"],
+    ];
+    for (const [options, field] of bad) {
+      const e = await client.enqueue("maybe", { n: 1 }, options).catch((x: unknown) => x);
+      expect(e, field).toBeInstanceOf(JobsApiError);
+      expect(e, field).toMatchObject({ status: 422, code: "invalid_options", details: { field } });
+    }
+    const payload = await client.enqueue("maybe", { n: Number.NaN }).catch((x: unknown) => x);
+    expect(payload).toMatchObject({ status: 422, code: "invalid_payload", details: { issues: [{ path: ["n"], code: "not_finite" }] } });
+    const batch = await client.enqueueMany([{ job: "maybe", payload: { n: 1 } }, { job: "maybe", payload: { n: 2 }, delayMs: Number.NaN }]).catch((x: unknown) => x);
+    expect(batch).toMatchObject({ code: "invalid_options", details: { index: 1, field: "delayMs" } });
+    expect(await queued()).toBe(0);
+    // The library refuses the same values.
+    await expect(jobs.enqueue("maybe", { n: Number.NaN })).rejects.toMatchObject({ code: "invalid_payload" });
+    await expect(jobs.enqueue("maybe", { n: 1 }, { delayMs: Number.NaN })).rejects.toMatchObject({ code: "invalid_options" });
+  });
+});
+
+describe("waitForResult", () => {
+  it("ends at its timeout, and at its signal, while a poll is stuck on a locked table", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const { id } = await client.enqueue("maybe", { n: 1 });
+    const locker = new pg.Client({ connectionString: h.url });
+    await locker.connect();
+    try {
+      await locker.query("BEGIN");
+      await locker.query("LOCK TABLE jobs_queue IN ACCESS EXCLUSIVE MODE");
+      // Held for as long as the API's statements wait (15 s) the poll would answer 503 only then.
+      let started = Date.now();
+      const timedOut = await client.waitForResult(id, { timeoutMs: 700 }).catch((x: unknown) => x);
+      expect(timedOut).toBeInstanceOf(JobsWaitError);
+      expect(timedOut).toMatchObject({ code: "timeout" });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      started = Date.now();
+      const reason = new Error("the caller went away");
+      const aborted = await client.waitForResult(id, { timeoutMs: 60_000, signal: AbortSignal.timeout(400) }).catch((x: unknown) => x);
+      expect(aborted).toMatchObject({ name: "TimeoutError" });
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(reason), 300);
+      expect(await client.waitForResult(id, { timeoutMs: 60_000, signal: controller.signal }).catch((x: unknown) => x)).toBe(reason);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      await locker.query("ROLLBACK");
+      await locker.end();
+    }
+  });
+
+  it("polls again after an answer the server failed in passing (503), then returns the output", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const { id } = await client.enqueue("maybe", { n: 1 });
+    await jobs.tick({ budgetMs: 5_000 });
+    let failures = 2;
+    const flaky = createClient<typeof jobList>({
+      baseUrl: server.url,
+      token: NEW_TOKEN,
+      fetch: (req) =>
+        failures-- > 0
+          ? Promise.resolve(Response.json({ error: { code: "unavailable", message: "the database did not answer" } }, { status: 503 }))
+          : fetch(req),
+    });
+    expect(await flaky.waitForResult(id, { intervalMs: 10 })).toEqual({ twice: 2 });
+    expect(failures).toBeLessThan(0);
+    // A refusal that another poll cannot change ends the wait at once.
+    const denied = createClient<typeof jobList>({ baseUrl: server.url, token: "not-a-token-of-this-server" });
+    await expect(denied.waitForResult(id)).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+});
+
+describe("a base URL that names no route", () => {
+  it("says so (no_route) instead of reporting the job missing", async () => {
+    const { id } = await client.enqueue("maybe", { n: 1 });
+    const wrong = createClient<typeof jobList>({ baseUrl: `${server.url}/v2`, token: NEW_TOKEN });
+    await expect(wrong.get(id)).rejects.toMatchObject({ status: 404, code: "no_route" });
+    await expect(wrong.runs.get(id)).rejects.toMatchObject({ code: "no_route" });
+    await expect(wrong.waitForResult(id)).rejects.toMatchObject({ code: "no_route" });
+    expect(await client.get(crypto.randomUUID())).toBeNull();
+  });
+});

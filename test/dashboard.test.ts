@@ -194,11 +194,26 @@ describe("dashboard login and session", () => {
     expect(await verifySession(key, await signSession(key, { exp: Date.now() + 60_000, csrf: "t" }))).toMatchObject({ csrf: "t" });
   });
 
-  it("logs out by clearing the cookie", async () => {
+  it("logs out by clearing the cookie and ending the session: a copy of the cookie opens nothing after", async () => {
     const { cookie, csrf } = await login();
+    const other = await login();
     const res = await post("/dashboard/logout", { _csrf: csrf }, { cookie });
     expect(res.status).toBe(303);
     expect(res.headers.get("set-cookie")).toMatch(/pgtick_dashboard=;.*Max-Age=0/);
+    const page = await app.request(`${ORIGIN}/dashboard/jobs`, { headers: { cookie } });
+    expect(page.status).toBe(303);
+    expect(page.headers.get("location")).toMatch(/\/dashboard\/login\?next=/);
+    const id = await makeDead({ account: "after-logout" });
+    const form = await post("/dashboard/dead-letters/discard", { _csrf: csrf, id }, { cookie });
+    expect(form.status).toBe(401);
+    expect(await deadCount(h)).toBeGreaterThan(0);
+    expect((await jobs.deadLetters.get(id))?.id).toBe(id);
+    // Another session goes on; what is kept is a digest of the session's token, never the token.
+    expect((await app.request(`${ORIGIN}/dashboard/jobs`, { headers: { cookie: other.cookie } })).status).toBe(200);
+    const kept = await h.rows<{ session: string }>(`SELECT session FROM jobs_dashboard_logouts`);
+    expect(kept.length).toBeGreaterThan(0);
+    for (const row of kept) expect(row.session).not.toContain(csrf);
+    await jobs.deadLetters.discard(id);
   });
 });
 

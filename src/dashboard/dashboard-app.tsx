@@ -18,6 +18,8 @@ import { runPages } from "./pages/run-routes.js";
 import { schedulePages } from "./pages/schedules.js";
 import { faviconResponse } from "./favicon.js";
 import { liveScript } from "./live.js";
+import { logoutSession, sessionEnded } from "../admin/login.js";
+import { sessionId } from "./session.js";
 import { CSS } from "./style.js";
 
 
@@ -87,9 +89,13 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
 
   // Everything below needs a session; state-changing requests also need this site's Origin and the session's token.
   app.use("*", async (c, next) => {
-    const session = await s.read(c);
+    const signed = await s.read(c);
+    // Resolved only for a signed cookie, so requests without one never open a pool; a cookie whose
+    // session was logged out (one primary-key probe) is no login.
+    const jobs = signed ? await jobsFor(c) : undefined;
+    const session = signed && jobs && !(await sessionEnded(jobs, await sessionId(signed))) ? signed : undefined;
     const changing = STATE_CHANGING.has(c.req.method);
-    if (!session) {
+    if (!session || !jobs) {
       if (changing) return refuse(c, 401, "Not logged in", "This action needs a dashboard login, and this request had none (or it expired). Nothing was changed.");
       const url = new URL(c.req.url);
       return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
@@ -106,12 +112,13 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       c.set("form", form);
     }
     c.set("session", session);
-    // Resolved only behind the login, so refused requests never open a pool.
-    c.set("jobs", await jobsFor(c));
+    c.set("jobs", jobs);
     await next();
   });
 
-  app.post("/logout", (c) => {
+  app.post("/logout", async (c) => {
+    const session = c.get("session");
+    await logoutSession(c.get("jobs"), await sessionId(session), new Date(session.exp));
     s.end(c, cookiePath);
     return c.redirect(`${base}/login`, 303);
   });

@@ -27,6 +27,13 @@ export interface Session {
   readonly csrf: string;
 }
 
+/**
+ * What a logout records of a session: a SHA-256 of its random token (which forms carry), so the
+ * table that ends sessions holds nothing a request could present.
+ */
+export const sessionId = async (session: Session): Promise<string> =>
+  b64url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(`pgtick session ${session.csrf}`))));
+
 export const randomToken = (bytes = 24): string => b64url(crypto.getRandomValues(new Uint8Array(bytes)));
 
 /** An HMAC key for signing sessions. */

@@ -13,6 +13,7 @@ export interface Tables {
   readonly queueMinutes: string;
   readonly housekeeping: string;
   readonly loginThrottle: string;
+  readonly dashboardLogouts: string;
 }
 
 export const tablesFor = (prefix: string): Tables => ({
@@ -29,6 +30,7 @@ export const tablesFor = (prefix: string): Tables => ({
   queueMinutes: `${prefix}queue_minutes`,
   housekeeping: `${prefix}housekeeping`,
   loginThrottle: `${prefix}login_throttle`,
+  dashboardLogouts: `${prefix}dashboard_logouts`,
 });
 
 /** Collects positional parameters while a statement is assembled. */

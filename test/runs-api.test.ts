@@ -117,6 +117,32 @@ describe("finished jobs and their runs", () => {
     expect(r.body.id).not.toBe(id);
     expect(await jobs.get(r.body.id)).toMatchObject({ job: "plain", status: "queued", payload: { n: 77 }, correlationId: "again-1" });
   });
+
+  it("runs a run again once per idempotency key (header, body or client), so a retried request queues one job", async () => {
+    const { id } = await jobs.enqueue("plain", { n: 78 });
+    await tick();
+    const [run] = (await jobs.runs.list({ jobId: id })).items;
+    const path = `/api/runs/${run!.id}/rerun`;
+    const first = await call("POST", path, { headers: { "idempotency-key": "rr-1" } });
+    expect(first.status).toBe(201);
+    expect(first.body).toMatchObject({ runId: run!.id, deduplicated: false });
+    const again = await call("POST", path, { json: { idempotencyKey: "rr-1" } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ id: first.body.id, runId: run!.id, deduplicated: true });
+    const viaClient = await client.runs.rerun(run!.id, { idempotencyKey: "rr-1" });
+    expect(viaClient).toEqual({ id: first.body.id, runId: run!.id, deduplicated: true });
+    const other = await client.runs.rerun(run!.id, { idempotencyKey: "rr-2" });
+    expect(other.id).not.toBe(first.body.id);
+    // A body that is not the key is refused and queues nothing; so are a header and body that differ.
+    const queued = async () => (await jobs.list({ job: "plain" })).items.length;
+    const before = await queued();
+    const bads: Array<{ json?: unknown; raw?: string; headers?: Record<string, string> }> = [{ json: { idempotencyKey: 5 } }, { json: { key: "x" } }, { raw: "null", headers: { "content-type": "application/json" } }, { json: { idempotencyKey: "a" }, headers: { "idempotency-key": "b" } }];
+    for (const bad of bads) {
+      const r = await call("POST", path, bad);
+      expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 422, code: "invalid_options" });
+    }
+    expect(await queued()).toBe(before);
+  });
 });
 
 describe("client.waitForResult", () => {

@@ -70,7 +70,7 @@ export interface RunsAdmin {
    * the job's schema like any enqueue). `not_found` when the history no longer has the payload.
    */
   /** With `idempotencyKey`, a second call while the first one's job is queued or running returns that job (a double click). */
-  rerun(id: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; runId: string }>;
+  rerun(id: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
 }
 
 export interface DeadLettersAdmin {
@@ -153,7 +153,7 @@ export const queueAdmin = (env: {
         const payload = run.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
         if (payload === null) throw notFound("payload for run", runId, " (the job is gone and the history no longer keeps it)");
         const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined, idempotencyKey: options.idempotencyKey }]);
-        return { id: done!.id, runId };
+        return { id: done!.id, runId, deduplicated: done!.deduplicated };
       },
     },
     deadLetters: {

@@ -74,8 +74,8 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     /** The run history, newest first; rows without output, stack and logs (`get` has them). */
     list(params?: Omit<ListRunsQuery, "job"> & { job?: Names<J> }): Promise<Page<RunSummary>>;
     get(id: string): Promise<RunView | null>;
-    /** A new job with the run's job, payload and correlation id. */
-    rerun(id: string): Promise<{ id: string; runId: string }>;
+    /** A new job with the run's job, payload and correlation id; with an `idempotencyKey`, a repeat (a retried request) returns the same job. */
+    rerun(id: string, options?: { idempotencyKey?: string }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
   };
   /** Makes a queued job due now; `moved: false` when it was due already. `conflict` while it runs. */
   run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
@@ -182,7 +182,7 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     runs: {
       list: (params = {}) => call("runs.list", { query: { ...params } }),
       get: (runId) => orNull(call<RunView>("runs.get", id(runId))),
-      rerun: (runId) => call("runs.rerun", id(runId)),
+      rerun: (runId, options) => call("runs.rerun", { ...id(runId), ...(options?.idempotencyKey !== undefined ? { body: { idempotencyKey: options.idempotencyKey } } : {}) }),
     },
     deadLetters: {
       list: (params = {}) => call("deadLetters.list", { query: { ...params } }),

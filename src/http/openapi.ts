@@ -25,6 +25,8 @@ const enqueued = { oneOf: [ref("Enqueued"), { type: "object", properties: { item
 const flag = (name: string) => json({ type: "object", properties: { id: { type: "string" }, [name]: { const: true } } });
 
 /** Every route's request and responses, by its name in the route table: the compiler says when one is missing. */
+const rerunResult = { type: "object", properties: { id: { type: "string", format: "uuid" }, runId: { type: "string" }, deduplicated: { type: "boolean" } } };
+
 const OPERATIONS: Record<RouteName, Operation> = {
   enqueue: {
     parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "single job only" }],
@@ -103,9 +105,15 @@ const OPERATIONS: Record<RouteName, Operation> = {
   },
   "runs.get": { responses: { "200": json(ref("Run")), ...errors("not_found") } },
   "runs.rerun": {
+    parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "a repeat with the same key returns the job the first queued" }],
+    requestBody: {
+      required: false,
+      content: { "application/json": { schema: { type: "object", additionalProperties: false, properties: { idempotencyKey: { type: "string" } } } } },
+    },
     responses: {
-      "201": json({ type: "object", properties: { id: { type: "string", format: "uuid" }, runId: { type: "string" } } }, "the new job"),
-      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large"),
+      "201": json(rerunResult, "the new job"),
+      "200": json(rerunResult, "a repeat of an idempotency key: the job the first queued"),
+      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large", "invalid_options"),
     },
   },
   "schedules.list": {

@@ -5,6 +5,7 @@ import { describeIssues } from "../../payload.js";
 import { JOB_STATUSES, type JobStatus } from "../../terms.js";
 import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
 import { readJson } from "../body.js";
+import { idempotencyKeyOf } from "../idempotency.js";
 import { intParam, queryParams } from "../params.js";
 
 export const MAX_BATCH = 1_000;
@@ -71,21 +72,7 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
       throw invalid("the Idempotency-Key header is for one job; give each batch item its own idempotencyKey", { field: "Idempotency-Key" });
     }
     const items = (batch ? body : [body]).map((raw, index) => toItem(raw, batch ? { index } : {}));
-    if (header !== undefined) {
-      // Header values reach the app as bytes read one per character: UTF-8 arrives mangled (café as
-      // cafÃ©), and two headers arrive joined by ", ". Neither can be told from a key meant so.
-      if (!/^[\x20-\x7e]*$/.test(header)) {
-        throw invalid("the Idempotency-Key header takes printable ASCII only; give any other key as idempotencyKey in the body", { field: "Idempotency-Key" });
-      }
-      if (header.includes(",")) {
-        throw invalid("the Idempotency-Key header holds no comma (two such headers arrive joined by commas); give such a key as idempotencyKey in the body", { field: "Idempotency-Key" });
-      }
-      const own = items[0]!.idempotencyKey;
-      if (own !== undefined && own !== header) {
-        throw invalid("the Idempotency-Key header and idempotencyKey in the body differ", { field: "idempotencyKey" });
-      }
-      items[0] = { ...items[0]!, idempotencyKey: header };
-    }
+    if (header !== undefined) items[0] = { ...items[0]!, idempotencyKey: idempotencyKeyOf(c, items[0]!.idempotencyKey) };
     const results = await (await jobsOf(c)).enqueueUnchecked(items, { batch });
     const fresh = results.flatMap((res, i) => (res.deduplicated || res.debounced ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
     await notifyEnqueued(config, c, fresh.map((f) => f.id), fresh.some((f) => f.due));

@@ -1,3 +1,5 @@
+import { StatementTimeout } from "./db.js";
+import { MigrationLocked } from "./migrate.js";
 import { isJobsError, type JobsErrorCode } from "./errors.js";
 
 /**
@@ -18,7 +20,7 @@ export const EXIT = {
   conflict: 5,
   /** Configuration: DATABASE_URL unset, jobs module missing or broken, tables not migrated. */
   config: 6,
-  /** The database could not be reached or refused the login. */
+  /** The database could not be reached, refused the login, or did not answer in time. */
   unreachable: 7,
   /** Ctrl-C (128 + SIGINT), as shells report it. */
   interrupted: 130,
@@ -69,11 +71,16 @@ const isUnreachable = (e: unknown): boolean => {
   return code !== undefined && (NETWORK.has(code) || code.startsWith("08") || code.startsWith("28") || code === "3D000");
 };
 
+/** A connection attempt the pool gave up on (connectionTimeoutMillis), or a statement the database did not answer in time. */
+const noAnswer = (e: unknown): boolean =>
+  e instanceof StatementTimeout ||
+  e instanceof MigrationLocked || (e instanceof Error && /connection timeout|timeout exceeded when trying to connect/i.test(e.message));
+
 /** The code to exit with for any error a command threw. */
 export const exitCodeFor = (e: unknown): ExitCode => {
   if (e instanceof CliError) return e.exitCode;
   if (isJobsError(e)) return BY_CODE[e.code] ?? EXIT.failed;
-  if (isUnreachable(e)) return EXIT.unreachable;
+  if (isUnreachable(e) || noAnswer(e)) return EXIT.unreachable;
   if (errorCode(e) === "42P01") return EXIT.config;
   return EXIT.failed;
 };
@@ -94,6 +101,7 @@ export const oneLine = (e: unknown): string => {
   const code = errorCode(e);
   const message = e instanceof Error ? e.message || code || e.name : String(e);
   if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
+  if (noAnswer(e) && !(e instanceof StatementTimeout) && !(e instanceof MigrationLocked)) return `cannot connect to the database: it took the connection but did not answer (${message})`;
   if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
   return message.replace(/\s*\n\s*/g, " ");
 };

@@ -14,6 +14,29 @@ export interface Migration {
 const TAG = "$jobs_migration$";
 
 /**
+ * The longest the migration waits for any one table lock. Its transaction keeps every lock it took
+ * until it commits, and the ticks of the running release take the same tables in another order (the
+ * queue, then housekeeping): a migration that waited for a lock held by a backup or a slow statement
+ * made every tick wait behind it, and could deadlock with one. Below the server's deadlock_timeout
+ * (1 s by default), so the migration gives up first: it rolls back, freeing what it took, and retries.
+ */
+export const MIGRATION_LOCK_TIMEOUT_MS = 500;
+/** How long a migration keeps retrying for its locks before it fails. */
+export const MIGRATION_RETRY_FOR_MS = 120_000;
+/** The migration could not take its table locks in time: nothing was applied. */
+export class MigrationLocked extends Error {
+  override readonly name = "MigrationLocked";
+  constructor(readonly retriedForMs: number) {
+    super(
+      `the migration could not take its table locks within ${Math.round(retriedForMs / 1000)} s (each wait is cut at ${MIGRATION_LOCK_TIMEOUT_MS} ms, then retried): a long transaction holds the tables (a backup, a report); nothing was applied, try again when it is done`,
+    );
+  }
+}
+
+/** lock_not_available (the lock timeout) and deadlock_detected: the migration rolled back and may run again. */
+const RETRYABLE = new Set(["55P03", "40P01"]);
+
+/**
  * Builds the whole migration as ONE statement: a DO block that takes a
  * transaction-scoped advisory lock (so two processes migrating at once run one
  * after the other), creates the bookkeeping table, and applies each migration
@@ -47,6 +70,8 @@ ${body}
 DECLARE applied integer := 0;
 BEGIN
   PERFORM pg_advisory_xact_lock(${lockKey});
+  -- After the advisory lock, which another migrate() may hold as long as its migrations take.
+  PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
   CREATE TABLE IF NOT EXISTS ${t.migrations} (
     version integer PRIMARY KEY,
     name text NOT NULL,
@@ -60,10 +85,25 @@ ${TAG}`;
 };
 
 /** Applies every pending migration under `prefix`; returns the versions applied by this call. */
-export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled()): Promise<number[]> => {
+export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled(), retryForMs = MIGRATION_RETRY_FOR_MS): Promise<number[]> => {
   const t = tablesFor(prefix);
   const runId = crypto.randomUUID();
-  await db.query(migrationStatement(prefix, list, runId));
+  const until = Date.now() + retryForMs;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      await db.query(migrationStatement(prefix, list, runId));
+      break;
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (typeof code !== "string" || !RETRYABLE.has(code)) throw e;
+      // Jittered, so that the ticks waiting behind the lock it gave up get through first.
+      const wait = pause / 2 + Math.random() * (pause / 2);
+      if (Date.now() + wait >= until) {
+        throw new MigrationLocked(retryForMs);
+      }
+      await new Promise((done) => setTimeout(done, wait));
+    }
+  }
   const mine = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} WHERE run_id = $1 ORDER BY version`, [runId]);
   return mine.rows.map((r) => r.version);
 };

@@ -2,7 +2,7 @@
 // configuration and connection errors, and the real executable (the last tests). The admin
 // commands are in cli-admin.test.ts.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -47,6 +47,7 @@ describe("help and usage", () => {
     expectOneLineError(await cli(["enqueue", "send-welcome", "{}", "--priority", "-5"]), EXIT.usage, /option --priority needs a value; a value starting with "-" is written --priority=-5/);
     expectOneLineError(await cli(["dead-letters", "list", "--limit", "0"]), EXIT.rejected, /--limit must be a whole number from 1 to 500/);
     expectOneLineError(await cli(["tick", "--budget", "soon"]), EXIT.rejected, /--budget must be a duration/);
+    expectOneLineError(await cli(["tick", "--budget", "0"]), EXIT.rejected, /--budget must be longer than 0/);
   });
 });
 
@@ -242,5 +243,74 @@ describe("the pgtick executable", () => {
     expect(ok.stderr).toBe("");
     expect(ok.code).toBe(0);
     expect(await rows(`SELECT job_name FROM {p}queue WHERE id = $1`, [json<{ id: string }>(ok).id])).toEqual([{ job_name: "send-welcome" }]);
+  });
+});
+
+describe("a database that takes the connection and never answers, and a broken jobs module", () => {
+  /** A server that accepts connections and never says a word: a frozen database, a stuck pooler. */
+  const silentServer = async () => {
+    const { createServer } = await import("node:net");
+    const sockets = new Set<import("node:net").Socket>();
+    const server = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const port = (server.address() as { port: number }).port;
+    return {
+      url: (query = "") => `postgres://postgres@127.0.0.1:${port}/x${query}`,
+      close: () => new Promise<void>((done) => { for (const s of sockets) s.destroy(); server.close(() => done()); }),
+    };
+  };
+
+  it("exits 7 within the URL's connect_timeout from every command, where it waited for ever", async () => {
+    const { env } = await fresh();
+    const silent = await silentServer();
+    try {
+      for (const args of [["stats"], ["migrate"], ["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}']]) {
+        expectOneLineError(await bin(args, { ...env, DATABASE_URL: silent.url("?connect_timeout=1") }), EXIT.unreachable, /cannot connect to the database: it took the connection but did not answer/);
+      }
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("stops at one SIGTERM: a tick cleanly, any other command within its grace", async () => {
+    const { env } = await fresh();
+    const silent = await silentServer();
+    try {
+      const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), "migrate"], {
+        cwd: root,
+        env: isolatedEnv({ ...env, DATABASE_URL: silent.url("?connect_timeout=600") }),
+        stdio: "ignore",
+      });
+      const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+      await new Promise((r) => setTimeout(r, 1_500));
+      child.kill("SIGTERM");
+      // Before, it was still there after a SIGTERM until a second signal came.
+      const code = await Promise.race([exited, new Promise<"running">((r) => setTimeout(() => r("running"), 15_000))]);
+      if (code === "running") child.kill("SIGKILL");
+      expect(code).toBe(EXIT.interrupted);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("says a module whose schedule the job's schema refuses is broken (exit 6), for every command", async () => {
+    const { env } = await fresh();
+    // Inside the project (git-ignored), so that the module finds zod as an app's module would.
+    mkdirSync(join(root, "test-results"), { recursive: true });
+    const dir = mkdtempSync(join(root, "test-results", "pgtick-badsched-"));
+    try {
+      const mod = join(dir, "jobs.ts");
+      writeFileSync(mod, [
+        `import { z } from "zod";`,
+        `import { defineJob, defineSchedule } from ${JSON.stringify(resolve(root, "src/index.ts"))};`,
+        `export const jobs = [defineJob({ name: "report", schema: z.object({ region: z.enum(["eu", "us"]) }), handler: () => {} })];`,
+        `export const schedules = [defineSchedule({ name: "rep", cron: "0 * * * *", job: "report", payload: { region: "apac" } as never })];`,
+      ].join("\n"));
+      for (const args of [["stats"], ["dead-letters", "list"], ["tick"]]) {
+        expectOneLineError(await bin([...args, "--jobs", mod], env), EXIT.config, /the jobs module's definitions are refused: schedule "rep"/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

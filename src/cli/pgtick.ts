@@ -3,10 +3,15 @@ import { runCli } from "./main.js";
 
 const controller = new AbortController();
 let interrupts = 0;
+/** How long a command may take to end after the first signal; only a tick listens for it. */
+const SIGNAL_GRACE_MS = 5_000;
 const onSignal = () => {
-  // The first Ctrl-C ends a running tick cleanly (it requeues its jobs); a second one gives up at once.
+  // The first Ctrl-C or SIGTERM ends a running tick cleanly (it requeues its jobs); a second one gives
+  // up at once, and so does a command still going after the grace (one stuck on a database that does
+  // not answer), so that a supervisor's single SIGTERM stops it.
   if (++interrupts > 1) process.exit(130);
   controller.abort();
+  setTimeout(() => process.exit(130), SIGNAL_GRACE_MS).unref();
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);

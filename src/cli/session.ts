@@ -7,7 +7,25 @@ import { type Env, settingsFromEnv } from "../settings/library.js";
 import { runningDevServer } from "../dev/paths.js";
 import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
-import { CliError, EXIT } from "../exit-codes.js";
+import { isJobsError } from "../errors.js";
+import { CliError, EXIT, oneLine } from "../exit-codes.js";
+
+/**
+ * How long a connection attempt may take before the database counts as unreachable: the URL's
+ * `connect_timeout` (seconds, as libpq reads it), else 10 s.
+ */
+export const connectTimeoutMs = (url: string): number => {
+  let seconds: number | undefined;
+  try {
+    const given = new URL(url).searchParams.get("connect_timeout");
+    seconds = given !== null && /^\d+$/.test(given) && Number(given) > 0 ? Number(given) : undefined;
+  } catch {
+    // A URL pg reads another way: the default.
+  }
+  return (seconds ?? 10) * 1_000;
+};
+/** How long closing the pool may wait for connections still out. */
+const CLOSE_WAIT_MS = 2_000;
 import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
 import { loadJobsModule } from "../module/load-module.js";
 
@@ -80,17 +98,40 @@ export class Session {
     const mod = await this.module(need, purpose);
     const settings = settingsFromEnv(this.io.env, mod?.settings);
     if (!this.pool) {
-      this.pool = new pg.Pool({ connectionString: this.databaseUrl(), max: Math.max(2, Math.min(settings.concurrency, 10)) + 1 });
+      const url = this.databaseUrl();
+      this.pool = new pg.Pool({
+        connectionString: url,
+        max: Math.max(2, Math.min(settings.concurrency, 10)) + 1,
+        // A server that takes the connection and never answers (a frozen database, a stuck pooler)
+        // is unreachable, said within this long, not waited on for ever.
+        connectionTimeoutMillis: connectTimeoutMs(url),
+      });
       // An idle client dropped by the server is not the command's failure; the next query reconnects.
       this.pool.on("error", () => {});
     }
-    return jobsFromModule(mod ?? { jobs: [] }, { db: this.pool, settings, logger: this.logger });
+    try {
+      return jobsFromModule(mod ?? { jobs: [] }, { db: this.pool, settings, logger: this.logger });
+    } catch (e) {
+      // Definitions createJobs refuses (a schedule whose payload the job's schema no longer takes)
+      // are a broken module, whatever the command.
+      if (isJobsError(e) && (e.code === "invalid_schedule" || e.code === "invalid_config")) {
+        throw new CliError(EXIT.config, `the jobs module's definitions are refused: ${oneLine(e)}`);
+      }
+      throw e;
+    }
   }
 
+  /**
+   * Ends the pool, waiting at most CLOSE_WAIT_MS: a connection whose statement was given up on (the
+   * database did not answer) may never be released, and the command's answer is already out.
+   */
   async close(): Promise<void> {
     const pool = this.pool;
     this.pool = undefined;
-    await pool?.end();
+    if (!pool) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([pool.end(), new Promise<void>((done) => (timer = setTimeout(done, CLOSE_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   out(text: string): void {

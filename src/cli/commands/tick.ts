@@ -1,9 +1,9 @@
 import { MAX_CONCURRENCY } from "../../settings/library.js";
-import { EXIT, usageError } from "../../exit-codes.js";
+import { EXIT } from "../../exit-codes.js";
 import type { CommandSpec } from "../command.js";
 import { stringOption } from "../command.js";
 import { ms } from "../output.js";
-import { durationOption, intOption } from "../parse.js";
+import { badValue, durationOption, intOption } from "../parse.js";
 
 export const tickCommand: CommandSpec = {
   path: ["tick"],
@@ -17,7 +17,7 @@ export const tickCommand: CommandSpec = {
   async run(session, _args, values) {
     const budgetMs = durationOption(stringOption(values, "budget"), "budget");
     const concurrency = intOption(stringOption(values, "concurrency"), "concurrency", 1, MAX_CONCURRENCY);
-    if (budgetMs !== undefined && budgetMs < 1) throw usageError("--budget must be longer than 0");
+    if (budgetMs !== undefined && budgetMs < 1) throw badValue("--budget must be longer than 0");
     const jobs = await session.jobs("required", "tick");
     const report = await jobs.tick({ budgetMs, concurrency, signal: session.io.signal });
     session.print(report, () => {

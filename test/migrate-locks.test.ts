@@ -1,0 +1,64 @@
+// A migration applied while the last release's ticks run: its transaction keeps each lock it takes
+// until it commits, and a tick takes the same tables in another order (the queue, then
+// housekeeping). It waits for no lock longer than MIGRATION_LOCK_TIMEOUT_MS, rolls back what it
+// took and retries: no deadlock, and no tick stuck behind a migration that waits on someone else.
+import pg from "pg";
+import { afterAll, expect, it } from "vitest";
+import { fromPg } from "../src/index.js";
+import { migrate } from "../src/migrate.js";
+import { migrations } from "../src/migrations.generated.js";
+import { freshDatabase } from "./support/db.js";
+
+const database = await freshDatabase("migrate_locks");
+const pool = new pg.Pool({ connectionString: database.url, max: 4 });
+pool.on("error", () => {});
+afterAll(async () => {
+  await pool.end();
+  await database.drop();
+});
+const db = fromPg(pool);
+const RELEASE = 17;
+
+it("gives way to a tick holding the queue and waiting for housekeeping, then applies once it is through", async () => {
+  await migrate(db, "dl_", migrations.filter((m) => m.version <= RELEASE));
+  const tick = await pool.connect();
+  try {
+    // What the last release's final statement takes: the queue (its settle), then housekeeping (its cleanup).
+    await tick.query("BEGIN");
+    await tick.query("LOCK TABLE dl_queue IN ROW EXCLUSIVE MODE");
+    const applying = migrate(db, "dl_", migrations);
+    // The migration takes housekeeping (018) and waits for the queue (019's index).
+    await waitFor(async () => (await pool.query(`SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'dl_queue' AND NOT l.granted`)).rowCount! > 0);
+    // Before, the two waited on each other until the server's deadlock check killed one of them.
+    await tick.query("LOCK TABLE dl_housekeeping IN ROW EXCLUSIVE MODE");
+    await tick.query("COMMIT");
+    expect(await applying).toEqual(migrations.filter((m) => m.version > RELEASE).map((m) => m.version));
+  } finally {
+    tick.release();
+  }
+});
+
+it("fails with MigrationLocked, having applied nothing, when a long transaction keeps a table past its retries", async () => {
+  await migrate(db, "ml_", migrations.filter((m) => m.version <= RELEASE));
+  const backup = await pool.connect();
+  try {
+    await backup.query("BEGIN");
+    await backup.query("LOCK TABLE ml_housekeeping IN ACCESS SHARE MODE");
+    const failed = await migrate(db, "ml_", migrations, 1_500).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(Error);
+    // While it retried, other statements got through between its waits: the queue was never held for long.
+    expect((await pool.query(`SELECT max(version) AS v FROM ml_migrations`)).rows[0].v).toBe(RELEASE);
+    await backup.query("COMMIT");
+    expect(await migrate(db, "ml_", migrations)).toEqual(migrations.filter((m) => m.version > RELEASE).map((m) => m.version));
+  } finally {
+    backup.release();
+  }
+});
+
+const waitFor = async (check: () => Promise<boolean>) => {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("the migration never waited for the queue");
+};

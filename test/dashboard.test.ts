@@ -214,6 +214,27 @@ describe("dashboard login and session", () => {
     expect(kept.length).toBeGreaterThan(0);
     for (const row of kept) expect(row.session).not.toContain(csrf);
     await jobs.deadLetters.discard(id);
+    // The logged-out cookie is cleared where it is refused, and the login page shows its form for it
+    // (it sent any signed cookie on to the overview, which sent it back: a loop).
+    expect(page.headers.get("set-cookie")).toMatch(/pgtick_dashboard=;.*Max-Age=0/);
+    const loginPage = await app.request(`${ORIGIN}/dashboard/login`, { headers: { cookie } });
+    expect(loginPage.status).toBe(200);
+    expect(await loginPage.text()).toContain('name="password"');
+  });
+
+  it("keeps working, logouts aside, on a database without the logouts table (code deployed before its migration)", async () => {
+    const { cookie, csrf } = await login();
+    await h.db.query(`ALTER TABLE jobs_dashboard_logouts RENAME TO jobs_dashboard_logouts_away`);
+    try {
+      expect((await app.request(`${ORIGIN}/dashboard/jobs`, { headers: { cookie } })).status).toBe(200);
+      // Logging out clears this browser's cookie even when the session cannot be recorded as ended.
+      const out = await post("/dashboard/logout", { _csrf: csrf }, { cookie });
+      expect(out.status).toBe(503);
+      expect(out.headers.get("set-cookie")).toMatch(/pgtick_dashboard=;.*Max-Age=0/);
+      expect(await out.text()).toContain("logged out in this browser");
+    } finally {
+      await h.db.query(`ALTER TABLE jobs_dashboard_logouts_away RENAME TO jobs_dashboard_logouts`);
+    }
   });
 });
 

@@ -18,7 +18,8 @@ import { runPages } from "./pages/run-routes.js";
 import { schedulePages } from "./pages/schedules.js";
 import { faviconResponse } from "./favicon.js";
 import { liveScript } from "./live.js";
-import { logoutSession, sessionEnded } from "../admin/login.js";
+import { logoutSession } from "../admin/login.js";
+import { currentSession } from "./current-session.js";
 import { sessionId } from "./session.js";
 import { CSS } from "./style.js";
 
@@ -85,17 +86,14 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
   const refuse = (c: Context, status: 401 | 403, title: string, message: string) =>
     c.html(<RefusedPage base={base} title={title} message={message} />, status);
   const jobsFor = async (c: Context): Promise<AnyJobs> => (typeof options.jobs === "function" ? await options.jobs(c) : options.jobs);
-  loginRoutes(app, { base, cookiePath, auth, sessions: s, env, jobs: jobsFor, now: options.now });
+  const current = currentSession({ sessions: s, jobs: jobsFor, cookiePath, logger });
+  loginRoutes(app, { base, cookiePath, auth, sessions: s, current, env, jobs: jobsFor, now: options.now });
 
   // Everything below needs a session; state-changing requests also need this site's Origin and the session's token.
   app.use("*", async (c, next) => {
-    const signed = await s.read(c);
-    // Resolved only for a signed cookie, so requests without one never open a pool; a cookie whose
-    // session was logged out (one primary-key probe) is no login.
-    const jobs = signed ? await jobsFor(c) : undefined;
-    const session = signed && jobs && !(await sessionEnded(jobs, await sessionId(signed))) ? signed : undefined;
+    const live = await current(c);
     const changing = STATE_CHANGING.has(c.req.method);
-    if (!session || !jobs) {
+    if (!live) {
       if (changing) return refuse(c, 401, "Not logged in", "This action needs a dashboard login, and this request had none (or it expired). Nothing was changed.");
       const url = new URL(c.req.url);
       return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
@@ -106,20 +104,27 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       }
       const form = await readForm(c.req.raw, SESSION_FORM_BYTES);
       if (!form) return c.html(<RefusedPage base={base} title="Too large" message="This form is larger than the dashboard takes. Nothing was changed." />, 413);
-      if (!(await tokenMatches(session, form._csrf))) {
+      if (!(await tokenMatches(live.session, form._csrf))) {
         return refuse(c, 403, "Refused", "This form is stale or did not come from the dashboard (its CSRF token does not match). Reload the page and try again. Nothing was changed.");
       }
       c.set("form", form);
     }
-    c.set("session", session);
-    c.set("jobs", jobs);
+    c.set("session", live.session);
+    c.set("jobs", live.jobs);
     await next();
   });
 
   app.post("/logout", async (c) => {
     const session = c.get("session");
-    await logoutSession(c.get("jobs"), await sessionId(session), new Date(session.exp));
+    // This browser's cookie goes whatever the database does.
     s.end(c, cookiePath);
+    try {
+      await logoutSession(c.get("jobs"), await sessionId(session), new Date(session.exp));
+    } catch (error) {
+      logger.log("error", "dashboard logout: the session could not be ended", { error: errorText(error) });
+      const message = "You are logged out in this browser. The database did not answer, so a copy of this session's cookie elsewhere still works until it expires.";
+      return c.html(<FailedPage base={base} title="Logged out here only" message={message} />, 503);
+    }
     return c.redirect(`${base}/login`, 303);
   });
 

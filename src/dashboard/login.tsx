@@ -15,6 +15,8 @@ export interface LoginDeps {
   readonly cookiePath: string;
   readonly auth: Extract<DashboardAuth, { configured: true }>;
   readonly sessions: Sessions;
+  /** The request's live session (signed and not logged out), see current-session.ts. */
+  readonly current: (c: Context) => Promise<unknown>;
   readonly env: Env;
   /** The jobs instance: its database keeps the throttle, its logger hears about it. */
   readonly jobs: (c: Context) => Promise<AnyJobs>;
@@ -43,7 +45,7 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
       : `${base}/`;
 
   app.get("/login", async (c) => {
-    if (await d.sessions.read(c)) return c.redirect(`${base}/`, 303);
+    if (await d.current(c)) return c.redirect(`${base}/`, 303);
     const error = c.req.query("failed") === "1" ? WRONG_PASSWORD : undefined;
     return c.html(<LoginPage base={base} next={safeNext(c.req.query("next"))} error={error} />);
   });

@@ -1,6 +1,6 @@
-// A stateless session: the cookie holds its expiry and its CSRF token, signed
-// with HMAC-SHA-256 through Web Crypto, so it verifies the same on Node, Vercel
-// Edge and workerd with no session table.
+// A signed session: the cookie holds its expiry and its CSRF token, signed with
+// HMAC-SHA-256 through Web Crypto, so it verifies the same on Node, Vercel Edge
+// and workerd. Only sessions ended by a logout are kept in a table (migration 022).
 
 const encoder = new TextEncoder();
 

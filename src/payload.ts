@@ -58,14 +58,27 @@ const findNonFinite = (value: unknown, path: Array<string | number> = [], seen =
 /** Payloads nested deeper are refused: walking them recursively (zod, JSON.stringify, PostgreSQL's parser) could overflow a stack. */
 export const MAX_PAYLOAD_DEPTH = 100;
 
-/** Whether a parsed JSON value is nested deeper than `max` (a scalar is 0 deep, `{}` 1), walked without recursion. */
-export const nestedDeeperThan = (value: unknown, max: number): boolean => {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+/**
+ * Whether valid JSON text nests objects and arrays deeper than `max` (a scalar is 0 deep, `{}` 1):
+ * one pass over its characters, brackets inside strings skipped, nothing allocated (a walk of the
+ * parsed value cost a fifth of an enqueue's checks).
+ */
+export const jsonTextDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      // A string: to its closing quote, over escapes.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+    } else if (c === 123 || c === 91) {
+      if (++depth > max) return true;
+    } else if (c === 125 || c === 93) {
+      depth--;
+    }
   }
   return false;
 };
@@ -134,11 +147,11 @@ export const checkPayload = (
       limit: maxBytes,
     });
   }
-  const stored: unknown = JSON.parse(text);
   // Each level takes two characters at least, so a short text cannot be too deep.
-  if (text.length > 2 * MAX_PAYLOAD_DEPTH && nestedDeeperThan(stored, MAX_PAYLOAD_DEPTH)) {
+  if (text.length > 2 * MAX_PAYLOAD_DEPTH && jsonTextDeeperThan(text, MAX_PAYLOAD_DEPTH)) {
     throw new JobsError("invalid_payload", `payload for ${job.name} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, where);
   }
+  const stored: unknown = JSON.parse(text);
   // JSON.stringify writes U+0000 and lone surrogates as \u escapes (\u0000, \ud800...), so a
   // text without either escape holds neither, and the walk is skipped.
   const bad = text.includes("\\u0000") || /\\ud[89a-f]/.test(text) ? findUnstorable(stored) : undefined;

@@ -37,6 +37,9 @@ describe("values JSON cannot carry", () => {
       expect(e, field).toMatchObject({ status: 422, code: "invalid_options", details: { field } });
     }
     const payload = await client.enqueue("maybe", { n: Number.NaN }).catch((x: unknown) => x);
+    // An invalid Date in a payload is left alone, as the library leaves it (JSON writes null).
+    expect(await client.enqueue("maybe", { n: new Date(Number.NaN) as unknown as number })).toMatchObject({ deduplicated: false });
+    await h.rows(`DELETE FROM jobs_queue`);
     expect(payload).toMatchObject({ status: 422, code: "invalid_payload", details: { issues: [{ path: ["n"], code: "not_finite" }] } });
     const batch = await client.enqueueMany([{ job: "maybe", payload: { n: 1 } }, { job: "maybe", payload: { n: 2 }, delayMs: Number.NaN }]).catch((x: unknown) => x);
     expect(batch).toMatchObject({ code: "invalid_options", details: { index: 1, field: "delayMs" } });
@@ -94,6 +97,34 @@ describe("waitForResult", () => {
     // A refusal that another poll cannot change ends the wait at once.
     const denied = createClient<typeof jobList>({ baseUrl: server.url, token: "not-a-token-of-this-server" });
     await expect(denied.waitForResult(id)).rejects.toMatchObject({ status: 401, code: "unauthorized" });
+  });
+});
+
+describe("waitForResult's options", () => {
+  it("returns a finished job's output whatever the timeout (0, negative, fractional, Infinity, past a timer's range), and with a signal where AbortSignal.any is missing", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const { id } = await client.enqueue("maybe", { n: 1 });
+    await jobs.tick({ budgetMs: 5_000 });
+    for (const timeoutMs of [0, -1, 0.1 * 3 * 1000, 1500.5, Number.POSITIVE_INFINITY, 5e9, 2 ** 31]) {
+      expect(await client.waitForResult(id, { timeoutMs }), String(timeoutMs)).toEqual({ twice: 2 });
+    }
+    const saved = AbortSignal.any;
+    Object.defineProperty(AbortSignal, "any", { value: undefined, configurable: true, writable: true });
+    try {
+      expect(await client.waitForResult(id, { signal: new AbortController().signal })).toEqual({ twice: 2 });
+    } finally {
+      Object.defineProperty(AbortSignal, "any", { value: saved, configurable: true, writable: true });
+    }
+  });
+
+  it("ends at once on a failure that is no network's (a bug in a fetch wrapper), and a timeout after passing failures names the last", async () => {
+    const { id } = await client.enqueue("maybe", { n: 1 });
+    const buggy = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'x')")) });
+    await expect(buggy.waitForResult(id, { timeoutMs: 60_000 })).rejects.toThrow(/reading 'x'/);
+    const down = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: () => Promise.reject(new TypeError("fetch failed")) });
+    const timedOut = await down.waitForResult(id, { timeoutMs: 300, intervalMs: 20 }).catch((e: unknown) => e);
+    expect(timedOut).toMatchObject({ code: "timeout" });
+    expect((timedOut as Error).cause).toMatchObject({ message: "fetch failed" });
   });
 });
 

@@ -39,6 +39,11 @@ describe("payload depth", () => {
     const lib = await jobs.enqueue("tree", nested(101)).catch((e: unknown) => e);
     expect(isJobsError(lib) && lib.code).toBe("invalid_payload");
     expect(await queued()).toBe(3);
+    // Brackets and escaped quotes inside strings are text, not depth.
+    const texty = { a: `${"[{".repeat(300)}\\"${"]}".repeat(300)}`, b: ["\"[[[", "\\", "{{{\""] };
+    expect((await call("POST", "/api/jobs", { json: { job: "tree", payload: texty } })).status).toBe(201);
+    await jobs.enqueue("tree", texty);
+    expect(await queued()).toBe(5);
   });
 
   it("refuses an edited replay nested deeper than a payload may be, and the letter stays", async () => {

@@ -1,16 +1,17 @@
-// What JSON cannot carry as given: JSON.stringify writes NaN, ±Infinity and an invalid Date as null,
-// which the server reads as "not given" (an option) or as null (in a payload). The library refuses
-// them; the client does too, before sending, with the codes the server would answer.
+// What JSON cannot carry as given: JSON.stringify writes NaN and ±Infinity as null, which the server
+// reads as "not given" (an option) or as null (in a payload). The library refuses them; the client does
+// too, before sending, with the codes the library gives. An invalid Date is refused as an option (the
+// library refuses such a runAt); in a payload it is left alone, as the library leaves it (it becomes null).
 
-/** The path to the first value JSON would turn into null, or undefined when there is none. */
-export const unsendable = (value: unknown, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
+/** The path to the first NaN or ±Infinity (and, with `dates`, invalid Date) in a value, or undefined. */
+export const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? path : undefined;
+  if (value instanceof Date) return dates && Number.isNaN(value.getTime()) ? path : undefined;
   if (value === null || typeof value !== "object" || seen.has(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
   seen.add(value);
   const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
   for (const [k, v] of entries) {
-    const hit = unsendable(v, [...path, k], seen);
+    const hit = unsendable(v, dates, [...path, k], seen);
     if (hit) return hit;
   }
   return undefined;
@@ -24,14 +25,14 @@ export const unsendableItem = (
   const item = given as Record<string, unknown>;
   for (const [field, value] of Object.entries(item)) {
     if (field === "payload" || field === "job") continue;
-    const at = unsendable(value);
+    const at = unsendable(value, true);
     if (at) {
       const name = [field, ...at].join(".");
       return { code: "invalid_options", message: `${name} is ${value instanceof Date ? "an invalid Date" : "not a finite number"}`, details: { ...where, field } };
     }
   }
-  const at = unsendable(item.payload);
+  const at = unsendable(item.payload, false);
   if (!at) return undefined;
-  const message = "a number JSON cannot hold (NaN or Infinity) or an invalid Date";
+  const message = "a number JSON cannot hold (NaN or Infinity)";
   return { code: "invalid_payload", message: `payload for ${String(item.job)} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
 };

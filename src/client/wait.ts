@@ -23,20 +23,27 @@ export class JobsWaitError extends Error {
   }
 }
 
+/** What fetch rejects with when the network failed (Node, Chromium, Firefox, Safari, workerd), not a bug. */
+const NETWORK_FAILURE = /fetch failed|failed to fetch|networkerror|load failed|network connection lost/i;
+
 /** A poll's failure that the next poll may not meet: the server or the network, not the request. */
 const passing = (e: unknown): boolean => {
   const status = (e as { status?: unknown } | null)?.status;
-  // fetch rejects with a TypeError when the network fails; the API answers 503 when the database does not.
-  return e instanceof TypeError || status === 502 || status === 503 || status === 504;
+  return (e instanceof TypeError && NETWORK_FAILURE.test(e.message)) || status === 502 || status === 503 || status === 504;
 };
 
-const pause = (ms: number, signal?: AbortSignal) =>
+const pause = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => (signal?.removeEventListener("abort", onAbort), resolve()), ms);
-    const onAbort = () => (clearTimeout(timer), reject(signal!.reason));
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => (signal.removeEventListener("abort", onAbort), resolve()), ms);
+    const onAbort = () => (clearTimeout(timer), reject(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
   });
+
+/** However short the timeout, the first poll has this long to answer (a finished job is then returned). */
+const FIRST_POLL_MS = 1_000;
+/** The longest delay a timer takes; a wait longer than this is not cut. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Polls `get(id)` until the job succeeded (its output) or died, within the timeout. The timeout and
@@ -48,39 +55,56 @@ export const waitForResult = async (
   id: string,
   options: WaitOptions = {},
 ): Promise<unknown> => {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const given = options.timeoutMs ?? 30_000;
+  const timeoutMs = Number.isNaN(given) || given < 0 ? 0 : given;
   const until = Date.now() + timeoutMs;
-  const deadline = AbortSignal.timeout(timeoutMs);
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
+  const external = options.signal;
+  if (external?.aborted) throw external.reason;
+  // One controller for the deadline and the caller's signal (AbortSignal.any is missing from some
+  // runtimes the client runs in), its timer and listener removed when the wait ends.
+  const controller = new AbortController();
+  const cutAt = Math.max(timeoutMs, FIRST_POLL_MS);
+  const timer = cutAt <= MAX_TIMER_MS ? setTimeout(() => controller.abort(), cutAt) : undefined;
+  const onAbort = () => controller.abort(external!.reason);
+  external?.addEventListener("abort", onAbort, { once: true });
   let interval = options.intervalMs ?? 250;
   let seen: JobView | null = null;
+  let failure: unknown;
   const ended = () => {
-    if (options.signal?.aborted) return options.signal.reason as unknown;
-    return new JobsWaitError("timeout", `job ${id} is ${seen ? `still ${seen.status}` : "not seen yet"} after ${timeoutMs} ms`, seen);
+    if (external?.aborted) return external.reason as unknown;
+    const error = new JobsWaitError("timeout", `job ${id} is ${seen ? `still ${seen.status}` : "not seen yet"} after ${timeoutMs} ms`, seen);
+    if (failure !== undefined) Object.defineProperty(error, "cause", { value: failure, enumerable: false });
+    return error;
   };
-  for (;;) {
-    let job: JobView | null;
-    try {
-      job = await get(id, signal);
-    } catch (e) {
-      if (signal.aborted) throw ended();
-      if (!passing(e)) throw e;
-      await pause(Math.min(interval, Math.max(0, until - Date.now())), signal).catch(() => {
-        throw ended();
-      });
-      interval = Math.min(interval * 2, 2_000);
-      continue;
-    }
-    seen = job;
-    if (job?.status === "succeeded") return job.output;
-    if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
-    if (job?.status === "cancelled") throw new JobsWaitError("cancelled", `job ${id} was cancelled`, job);
-    if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, null);
+  const rest = async () => {
     const left = until - Date.now();
     if (left <= 0) throw ended();
-    await pause(Math.min(interval, left), signal).catch(() => {
+    await pause(Math.min(interval, left), controller.signal).catch(() => {
       throw ended();
     });
     interval = Math.min(interval * 2, 2_000);
+  };
+  try {
+    for (;;) {
+      let job: JobView | null;
+      try {
+        job = await get(id, controller.signal);
+      } catch (e) {
+        if (controller.signal.aborted) throw ended();
+        if (!passing(e)) throw e;
+        failure = e;
+        await rest();
+        continue;
+      }
+      seen = job;
+      if (job?.status === "succeeded") return job.output;
+      if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
+      if (job?.status === "cancelled") throw new JobsWaitError("cancelled", `job ${id} was cancelled`, job);
+      if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, null);
+      await rest();
+    }
+  } finally {
+    clearTimeout(timer);
+    external?.removeEventListener("abort", onAbort);
   }
 };

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "./drain.js";
 import { ApiError } from "./api-errors.js";
-import { MAX_PAYLOAD_DEPTH, nestedDeeperThan } from "../payload.js";
+import { jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../payload.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /**
@@ -88,7 +88,7 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   } catch (e) {
     throw new ApiError("malformed_json", `the request body is not valid JSON: ${(e as Error).message}`);
   }
-  if (nestedDeeperThan(value, MAX_JSON_DEPTH)) {
+  if (text.length > 2 * MAX_JSON_DEPTH && jsonTextDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new JobsError("invalid_payload", `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   return value;

@@ -113,7 +113,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     responses: {
       "201": json(rerunResult, "the new job"),
       "200": json(rerunResult, "a repeat of an idempotency key: the job the first queued"),
-      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large", "invalid_options"),
+      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large", "invalid_options", "malformed_json", "unsupported_media_type"),
     },
   },
   "schedules.list": {

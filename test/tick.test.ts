@@ -99,9 +99,28 @@ describe("tick", () => {
     const first = await other.tick({ budgetMs: 10_000 });
     expect(first).toMatchObject({ claimed: 1, retried: 1 });
     expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", last_error: 'no handler for job "orphan" in this deployment' });
+    // Out of attempts, but enqueued moments ago: a deployment that does not know it yet does not end it.
     await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() WHERE id = $1`, [id]);
+    expect(await other.tick({ budgetMs: 10_000 })).toMatchObject({ retried: 1, deadLettered: 0 });
+    // Enqueued longer ago than the grace: it is dead-lettered, naming the handler.
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now(), created_at = now() - interval '16 minutes' WHERE id = $1`, [id]);
     expect(await other.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "no_handler", last_error: 'no handler for job "orphan" in this deployment' });
+  });
+
+  it("lets a job of one attempt that an older deployment claimed first still run where its handler is (a rolling deploy)", async () => {
+    let ran = 0;
+    const once = defineJob({ name: "fresh-once", schema: z.object({}), maxAttempts: 1, handler: () => void ran++ });
+    const jobs = await h.isolated([once]);
+    const { id } = await jobs.enqueue("fresh-once", {});
+    const older = h.make([], { tablePrefix: jobs.settings.tablePrefix });
+    expect(await older.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1, deadLettered: 0 });
+    const waited = await queueRow(jobs, id);
+    // Retried within a minute, not after the job's own backoff.
+    expect(new Date(waited!.run_at as string).getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() WHERE id = $1`, [id]);
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ succeeded: 1 });
+    expect(ran).toBe(1);
   });
 
   it("aborts a run at the job's own timeout and counts it as a failed attempt", async () => {

@@ -25,11 +25,29 @@ export const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes
 });
 
 /**
+ * How long after its enqueue a job no deployment that ticked knows is kept retrying, whatever its
+ * attempts: a rolling or gradual deploy leaves ticks of the last release beside the new one, and
+ * one of them claiming a job of the new release must not end it (a job of maxAttempts 1 was dead
+ * at once). Its claims still count as attempts, so the job that then runs may show more attempts
+ * than its maximum; it gets at least one run with a handler before it can end as exhausted.
+ */
+export const NO_HANDLER_GRACE_MS = 15 * 60_000;
+/** The longest a job waits between claims by deployments that do not know it. */
+export const NO_HANDLER_MAX_DELAY_MS = 60_000;
+
+/**
  * Decides what an outcome means for the job: done, another attempt after its
- * backoff, or a dead letter and why. Pure: the caller supplies the randomness.
+ * backoff, or a dead letter and why. Pure: the caller supplies the randomness (and the clock).
  * With `maxOutputBytes` (history on), the settlement carries the run's history.
  */
-export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcome, random: () => number, maxOutputBytes?: number): Settlement => {
+export const settlementFor = (
+  run: Run,
+  job: AnyJob | undefined,
+  outcome: Outcome,
+  random: () => number,
+  maxOutputBytes?: number,
+  now: number = Date.now(),
+): Settlement => {
   const { row } = run;
   const history = maxOutputBytes === undefined ? undefined : historyOf(run, outcome, maxOutputBytes);
   const base = { id: row.id, owner: run.owner, durationMs: run.elapsed(), ...(history ? { history } : {}) };
@@ -41,8 +59,14 @@ export const settlementFor = (run: Run, job: AnyJob | undefined, outcome: Outcom
   switch (outcome.kind) {
     case "succeeded":
       return { kind: "complete", run, item: base };
-    case "no_handler":
-      return failed(`no handler for job ${JSON.stringify(row.job_name)} in this deployment`);
+    case "no_handler": {
+      const error = `no handler for job ${JSON.stringify(row.job_name)} in this deployment`;
+      const waited = now - Date.parse(row.created_at);
+      // An unreadable creation time counts as long ago: the attempts alone then bound the retries.
+      if (row.attempt >= row.max_attempts && !(waited < NO_HANDLER_GRACE_MS)) return dead("no_handler", error);
+      const delayMs = Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS);
+      return { kind: "retry", run, item: { ...base, delayMs, error } };
+    }
     case "invalid_payload":
       return dead("invalid_payload", `stored payload no longer matches the schema of ${row.job_name}: ${JSON.stringify(outcome.issues)}`);
     case "failed":

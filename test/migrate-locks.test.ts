@@ -62,3 +62,23 @@ const waitFor = async (check: () => Promise<boolean>) => {
   }
   throw new Error("the migration never waited for the queue");
 };
+
+it("says a database behind this release is behind, and what to run, instead of PostgreSQL's missing column", async () => {
+  const { createJobs, defineJob, isJobsError, silentLogger } = await import("../src/index.js");
+  const { z } = await import("zod");
+  await migrate(db, "bh_", migrations.filter((m) => m.version <= RELEASE));
+  const job = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
+  const jobs = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "bh_" }, logger: silentLogger });
+  const { id } = await jobs.enqueue("ok", {});
+  // 020's outcome and 018's column are what this release's cancel and tick need.
+  for (const attempt of [() => jobs.cancel(id), () => jobs.tick({ budgetMs: 5_000 })]) {
+    const e = await attempt().catch((x: unknown) => x);
+    expect(isJobsError(e) && e.code).toBe("invalid_config");
+    expect((e as Error).message).toMatch(new RegExp(`at migration ${RELEASE} and this release needs ${migrations.at(-1)!.version}: run \`pgtick migrate\``));
+  }
+  const none = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "never_" }, logger: silentLogger });
+  await expect(none.enqueue("ok", {})).rejects.toThrow(/the tables never_\* do not exist yet: run `pgtick migrate` first/);
+  // Once migrated, the same calls work.
+  await migrate(db, "bh_", migrations);
+  expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: expect.any(Number) });
+});

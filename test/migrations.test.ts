@@ -4,7 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { fromPg, migrate, migrationStatement } from "../src/index.js";
 import { appliedVersions } from "../src/migrate.js";
 import { migrations } from "../src/migrations.generated.js";
-import { renderMigrationsModule } from "../scripts/gen-migrations.js";
+import { renderLatestModule, renderMigrationsModule } from "../scripts/gen-migrations.js";
+import { LATEST_MIGRATION } from "../src/migrations.latest.js";
 import { freshDatabase } from "./support/db.js";
 
 const database = await freshDatabase("migrations");
@@ -24,6 +25,8 @@ describe("migrations", () => {
   it("the bundled module (for runtimes with no file system) matches migrations/*.sql", () => {
     const generated = readFileSync(new URL("../src/migrations.generated.ts", import.meta.url), "utf8");
     expect(generated).toBe(renderMigrationsModule());
+    expect(readFileSync(new URL("../src/migrations.latest.ts", import.meta.url), "utf8")).toBe(renderLatestModule());
+    expect(LATEST_MIGRATION).toBe(migrations.at(-1)!.version);
     expect(migrations.map((m) => m.version)).toEqual([...migrations.map((m) => m.version)].sort((a, b) => a - b));
     expect(migrations[0]!.version).toBe(1);
   });

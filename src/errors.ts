@@ -38,3 +38,16 @@ export class PermanentJobError extends Error {
 // By name as well as by class, so a second copy of the library in a bundle still counts.
 export const isPermanent = (e: unknown): boolean =>
   e instanceof PermanentJobError || (e instanceof Error && e.name === "PermanentJobError");
+
+/** A migration could not take its table locks in time (see migrate.ts): nothing was applied. */
+export class MigrationLocked extends Error {
+  override readonly name = "MigrationLocked";
+  constructor(
+    readonly retriedForMs: number,
+    lockTimeoutMs: number,
+  ) {
+    super(
+      `the migration could not take its table locks within ${Math.round(retriedForMs / 1000)} s (each wait is cut at ${lockTimeoutMs} ms, then retried): a long transaction holds the tables (a backup, a report); nothing was applied, try again when it is done`,
+    );
+  }
+}

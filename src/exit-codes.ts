@@ -1,6 +1,5 @@
 import { StatementTimeout } from "./db.js";
-import { MigrationLocked } from "./migrate.js";
-import { isJobsError, type JobsErrorCode } from "./errors.js";
+import { isJobsError, type JobsErrorCode, MigrationLocked } from "./errors.js";
 
 /**
  * Exit codes a script can branch on. Stable: documented in the README and

@@ -1,11 +1,10 @@
 import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./settings/library.js";
 import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
-import { schemaChecked } from "./schema-check.js";
 import { errorText } from "./error-text.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger, safeLogger } from "./log.js";
-import { migrate } from "./migrate.js";
+import { migrate, schemaChecked } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
 import type { Observer } from "./observe/observer.js";
 import { safeObserver } from "./observe/safe.js";
@@ -100,14 +99,14 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const logger = safeLogger(options.logger ?? jsonLogger());
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
   logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
-  const db = schemaChecked(asDb(options.db), tables);
+  const db = schemaChecked(asDb(options.db), tables.prefix);
   const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
   const scheduling = createScheduling({
     schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger, traceparent: observer?.traceparent,
   });
   const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
-    enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
+    enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables.prefix) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
   return {
     ...queueAdmin({
       db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items),

@@ -1,6 +1,7 @@
 import type { Db } from "./db.js";
-import { JobsError } from "./errors.js";
+import { JobsError, MigrationLocked } from "./errors.js";
 import { migrations as shipped } from "#migrations";
+import { LATEST_MIGRATION } from "./migrations.latest.js";
 import { tablesFor } from "./store/shared/tables.js";
 
 export interface Migration {
@@ -23,16 +24,6 @@ const TAG = "$jobs_migration$";
 export const MIGRATION_LOCK_TIMEOUT_MS = 500;
 /** How long a migration keeps retrying for its locks before it fails. */
 export const MIGRATION_RETRY_FOR_MS = 120_000;
-/** The migration could not take its table locks in time: nothing was applied. */
-export class MigrationLocked extends Error {
-  override readonly name = "MigrationLocked";
-  constructor(readonly retriedForMs: number) {
-    super(
-      `the migration could not take its table locks within ${Math.round(retriedForMs / 1000)} s (each wait is cut at ${MIGRATION_LOCK_TIMEOUT_MS} ms, then retried): a long transaction holds the tables (a backup, a report); nothing was applied, try again when it is done`,
-    );
-  }
-}
-
 /** lock_not_available (the lock timeout) and deadlock_detected: the migration rolled back and may run again. */
 const RETRYABLE = new Set(["55P03", "40P01"]);
 
@@ -99,7 +90,7 @@ export const migrate = async (db: Db, prefix: string, list: readonly Migration[]
       // Jittered, so that the ticks waiting behind the lock it gave up get through first.
       const wait = pause / 2 + Math.random() * (pause / 2);
       if (Date.now() + wait >= until) {
-        throw new MigrationLocked(retryForMs);
+        throw new MigrationLocked(retryForMs, MIGRATION_LOCK_TIMEOUT_MS);
       }
       await new Promise((done) => setTimeout(done, wait));
     }
@@ -114,4 +105,45 @@ export const appliedVersions = async (db: Db, prefix: string): Promise<number[]>
   if (!exists.rows[0]?.r) return [];
   const applied = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} ORDER BY version`);
   return applied.rows.map((r) => r.version);
+};
+
+// Code deployed before its migrations ran meets tables without the columns, tables or functions it
+// uses, and PostgreSQL says so in its own words (column "metrics_folded_until" does not exist). A
+// statement failing so is followed by one look at the migrations table: when the database is behind
+// this release, the error says that and what to run.
+/** undefined_column, undefined_table, undefined_function, check_violation (a value an older constraint does not list): what a schema older than the code gives. */
+const SCHEMA_MISSES = new Set(["42703", "42P01", "42883", "23514"]);
+
+const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
+
+/** The migration the database's tables are at (0: none), or undefined when that cannot be read. */
+const appliedUpTo = async (db: Db, t: ReturnType<typeof tablesFor>): Promise<number | undefined> => {
+  try {
+    const { rows } = await db.query<{ v: number | null }>(`SELECT max(version)::int AS v FROM ${t.migrations}`);
+    return rows[0]?.v ?? 0;
+  } catch (e) {
+    return codeOf(e) === "42P01" ? 0 : undefined;
+  }
+};
+
+/** `db`, whose statements that fail on a schema behind this release throw `invalid_config` saying so. */
+export const schemaChecked = (db: Db, prefix: string): Db => {
+  const t = tablesFor(prefix);
+  const query: Db["query"] = async (text, params, options) => {
+    try {
+      return await db.query(text, params, options);
+    } catch (e) {
+      if (!SCHEMA_MISSES.has(codeOf(e) as string)) throw e;
+      const at = await appliedUpTo(db, t);
+      if (at === undefined || at >= LATEST_MIGRATION) throw e;
+      throw new JobsError(
+        "invalid_config",
+        at === 0
+          ? `the tables ${t.prefix}* do not exist yet: run \`pgtick migrate\` first (or jobs.migrate())`
+          : `the database's tables are at migration ${at} and this release needs ${LATEST_MIGRATION}: run \`pgtick migrate\` (npm run migrate:deploy) before this release starts`,
+        { migration: at, needs: LATEST_MIGRATION, cause: (e as Error).message },
+      );
+    }
+  };
+  return { query, statementsAtOnce: db.statementsAtOnce };
 };

@@ -133,6 +133,8 @@ describe("tick", () => {
     expect(await rows(`SELECT attempts, reason, last_error FROM {p}dead_letters WHERE id = $1`, [failing.id])).toEqual([
       { attempts: 2, reason: "exhausted", last_error: "inventory service answered 503 for SKU-9" },
     ]);
+    // The module's minutely schedule would put a job in the queue whenever a minute begins between the two ticks.
+    expect((await cli(["schedules", "pause", "tokyo-digest"])).code).toBe(0);
     const idle = json<{ claimed: number; statements: number }>(await cli(["tick", "--json"]));
     expect(idle.claimed).toBe(0);
     expectOneLineError(await withoutModule(["tick"]), EXIT.config, /tick needs your job definitions/);

@@ -156,7 +156,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       logger,
       payloadSchemas: zodPayloadSchemas,
       // Every tick is an invocation of /api/tick, answered 202 while it runs, as on a platform.
-      tick: (req) => jobs.tick({ budgetMs: req.kick ? kickBudget : undefined, handoff: req.handoff, signal: shutdown.signal, spawn: (h) => local.spawn(h) }),
+      tick: (req) => jobs.tick({ claimForMs: req.kick ? kickBudget : undefined, handoff: req.handoff, signal: shutdown.signal, spawn: (h) => local.spawn(h) }),
       background: (work) => local.track(work),
       // The kick: a running tick with room claims it; otherwise a new tick starts.
       onEnqueued: ({ dueNow }) => {

@@ -31,12 +31,13 @@ export const runInvocationTick = async (
 ): Promise<TickReport> => {
   const limit = d.platform();
   const settings = platformSettings(d.env, limit, d.module.settings);
-  const budgetMs = req.kick ? kickBudgetMs(d.env, settings.tickBudgetMs) : settings.tickBudgetMs;
+  // A kick claims for its own short budget; what it started runs to the tick's budget.
+  const claimForMs = req.kick ? kickBudgetMs(d.env, settings.tickBudgetMs) : undefined;
   const graceMs = invocationGraceMs(d.env, limit, settings.graceMs);
   const connection = d.connect(d.env);
   try {
     const jobs = jobsFromModule(d.module, { db: connection.db, settings });
-    return await jobs.tick({ budgetMs, graceMs, handoff: req.handoff, signal: options.signal, spawn: options.spawn });
+    return await jobs.tick({ budgetMs: settings.tickBudgetMs, claimForMs, graceMs, handoff: req.handoff, signal: options.signal, spawn: options.spawn });
   } finally {
     await connection.close();
   }

@@ -18,14 +18,14 @@ export interface TickClock {
   lateBound(): number;
 }
 
-export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" | "graceMs">, settings: Pick<JobsSettings, "leaseMs" | "leaseMarginMs">): TickClock => {
+export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" | "graceMs"> & { readonly claimForMs?: number }, settings: Pick<JobsSettings, "leaseMs" | "leaseMarginMs">): TickClock => {
   const started = Date.now();
   const deadline = started + limits.budgetMs;
   const { graceMs } = limits;
   return {
     started,
     deadline,
-    cutoff: deadline - limits.claimCutoffMs,
+    cutoff: Math.min(deadline - limits.claimCutoffMs, started + (limits.claimForMs ?? Number.POSITIVE_INFINITY)),
     leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
     bound: (final) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now()),
     lateBound: () => Math.max(0, deadline + graceMs - Date.now()),

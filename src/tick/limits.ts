@@ -12,6 +12,8 @@ export interface TickLimits {
   /** Statements out at once: 2 (a settle-and-claim for slots that freed while one is out), 1 on a single connection. */
   readonly inFlight: number;
   readonly claimCutoffMs: number;
+  /** Claims end this long after the start at the latest (see TickOptions.claimForMs); Infinity: no window. */
+  readonly claimForMs: number;
   readonly graceMs: number;
 }
 
@@ -46,6 +48,7 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
+  const claimForMs = millis("claimForMs", options.claimForMs, Number.POSITIVE_INFINITY);
   const inFlight = statementsAtOnce === 1 ? 1 : 2;
-  return { budgetMs, concurrency, batchSize, inFlight, claimCutoffMs, graceMs };
+  return { budgetMs, concurrency, batchSize, inFlight, claimCutoffMs, claimForMs, graceMs };
 };

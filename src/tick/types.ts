@@ -20,6 +20,12 @@ export interface TickOptions {
   /** Stop claiming this long before the deadline. Default: the `claimCutoffMs` setting, at most half the budget. */
   readonly claimCutoffMs?: number;
   /**
+   * Claim only this long after the start; what was claimed still runs to the budget. A tick started
+   * by an enqueue (the kick) claims briefly: a job it started must not be cut short by its claiming
+   * window, or a job longer than that lost an attempt to every kick. Default: no such window.
+   */
+  readonly claimForMs?: number;
+  /**
    * How long past the deadline the tick may take to settle and requeue what it
    * holds: every statement is bounded by the time left plus this. Default: the
    * `graceMs` setting. Platforms pass part of their safety margin.

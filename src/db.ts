@@ -72,6 +72,31 @@ interface PoolLike extends PgLike {
 const isPool = (c: unknown): c is PoolLike =>
   typeof (c as { connect?: unknown }).connect === "function" && typeof (c as { totalCount?: unknown }).totalCount === "number";
 
+interface Emitter {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+}
+const hooked = new WeakSet<object>();
+
+/**
+ * Gives every client of `pool` an `error` listener when it is first checked out. A checked-out client
+ * has no listener of the pool's, and its connection can die while it is out (a backend terminated, a
+ * socket cut), even in the chunk of bytes that completed its connection, before whoever checked it
+ * out could listen: an `error` event with no listener ends a Node process. The failure still reaches
+ * the statement in flight, and the pool drops the client when it comes back.
+ */
+const hearCheckedOutClients = (pool: PoolLike): void => {
+  const emitter = pool as unknown as Partial<Emitter>;
+  if (hooked.has(pool) || typeof emitter.on !== "function") return;
+  hooked.add(pool);
+  const heard = new WeakSet<object>();
+  // `acquire` is emitted as the pool hands a client out, before the bytes after it are read.
+  emitter.on("acquire", (client: Partial<Emitter> & object) => {
+    if (heard.has(client) || typeof client.on !== "function") return;
+    heard.add(client);
+    client.on("error", () => {});
+  });
+};
+
 /**
  * Settles with `work`, or rejects with StatementTimeout after `ms` and calls
  * `onTimeout` (which destroys the connection). `work` is still observed, so a
@@ -123,6 +148,7 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
       : on.query(text, params as unknown[]);
   /** On a pool, the statement gets its own checked-out client, so a timeout can destroy exactly that connection. */
   const sendBounded = async (pool: PoolLike, text: string, params: readonly unknown[], options: QueryOptions & { timeoutMs: number }) => {
+    hearCheckedOutClients(pool);
     const started = Date.now();
     let late = false;
     const checkout = pool.connect().then((c) => {

@@ -46,3 +46,19 @@ it("the platform's Neon Pool (the worker's tick): the process lives on", async (
   expect(r.out).toContain("alive");
   expect(r.code).toBe(0);
 }, 30_000);
+
+it("bounded statements whose backends are killed while in use: the process lives on, and the pool serves after", async () => {
+  const fixture = fileURLToPath(new URL("./fixtures/pool-in-use.fixture.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, h.url, "4"], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+  expect(err).not.toMatch(/terminating connection|Unhandled 'error' event/);
+  expect(code).toBe(0);
+  const [, ok, failed] = /survived (\d+) (\d+)/.exec(out) ?? [];
+  // Statements both went through and were cut: the kills landed while clients were in use.
+  expect(Number(ok)).toBeGreaterThan(0);
+  expect(Number(failed)).toBeGreaterThan(0);
+}, 60_000);

@@ -32,6 +32,32 @@ export class StatementTimeout extends Error {
   }
 }
 
+// Node's network errors; PostgreSQL's connection exceptions (08), insufficient resources (53: too many
+// connections), operator intervention (57P01-57P03: shutdown, terminated, starting up; 57014: cancelled).
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const UNAVAILABLE_STATES = /^(08|53|57P0[1-3]$|57014$)/;
+const CONNECTION_LOST = /connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|not currently accepting connections|connection lost/i;
+
+const errorCode = (e: unknown): unknown => {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code !== undefined) return code;
+  // Node reports a refused connection to every address of a host as an AggregateError.
+  const errors = (e as { errors?: unknown } | null)?.errors;
+  return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
+};
+
+/**
+ * Whether an error says the database is out of reach for now (down, restarting, out of connections,
+ * the connection cut, a statement not answered in time), not that the statement was wrong: worth
+ * answering 503 and trying again. Whether a write in flight was applied is not known.
+ */
+export const databaseUnavailable = (e: unknown): boolean => {
+  if (e instanceof StatementTimeout) return true;
+  const code = errorCode(e);
+  if (typeof code === "string" && (NETWORK_CODES.has(code) || UNAVAILABLE_STATES.test(code))) return true;
+  return e instanceof Error && CONNECTION_LOST.test(e.message);
+};
+
 export interface Db {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /**

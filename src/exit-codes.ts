@@ -1,4 +1,4 @@
-import { StatementTimeout } from "./db.js";
+import { databaseUnavailable, StatementTimeout } from "./db.js";
 import { isJobsError, type JobsErrorCode, MigrationLocked } from "./errors.js";
 
 /**
@@ -54,8 +54,6 @@ const BY_CODE: Record<JobsErrorCode, ExitCode> = {
   unauthorized: EXIT.config,
 };
 
-// Node's network errors, and PostgreSQL's connection (08), login (28) and unknown-database (3D000) classes.
-const NETWORK = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "ETIMEDOUT", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 const errorCode = (e: unknown): string | undefined => {
   if (typeof e !== "object" || e === null) return undefined;
   const code = (e as { code?: unknown }).code;
@@ -65,21 +63,20 @@ const errorCode = (e: unknown): string | undefined => {
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
 };
 
+/** Out of reach (see databaseUnavailable), or the login refused (28) or the database missing (3D000). */
 const isUnreachable = (e: unknown): boolean => {
   const code = errorCode(e);
-  return code !== undefined && (NETWORK.has(code) || code.startsWith("08") || code.startsWith("28") || code === "3D000");
+  return databaseUnavailable(e) || e instanceof MigrationLocked || (code !== undefined && (code.startsWith("28") || code === "3D000"));
 };
 
-/** A connection attempt the pool gave up on (connectionTimeoutMillis), or a statement the database did not answer in time. */
-const noAnswer = (e: unknown): boolean =>
-  e instanceof StatementTimeout ||
-  e instanceof MigrationLocked || (e instanceof Error && /connection timeout|timeout exceeded when trying to connect/i.test(e.message));
+/** A server that took the connection and never answered (the pool's connectionTimeoutMillis). */
+const silentServer = (e: unknown): boolean => e instanceof Error && /connection timeout|timeout exceeded when trying to connect/i.test(e.message);
 
 /** The code to exit with for any error a command threw. */
 export const exitCodeFor = (e: unknown): ExitCode => {
   if (e instanceof CliError) return e.exitCode;
   if (isJobsError(e)) return BY_CODE[e.code] ?? EXIT.failed;
-  if (isUnreachable(e) || noAnswer(e)) return EXIT.unreachable;
+  if (isUnreachable(e)) return EXIT.unreachable;
   if (errorCode(e) === "42P01") return EXIT.config;
   return EXIT.failed;
 };
@@ -99,8 +96,9 @@ export const oneLine = (e: unknown): string => {
   if (isJobsError(e)) return `${e.message}${issuesText(e.details)}`.replace(/\s*\n\s*/g, " ");
   const code = errorCode(e);
   const message = e instanceof Error ? e.message || code || e.name : String(e);
+  if (e instanceof StatementTimeout || e instanceof MigrationLocked) return message;
+  if (silentServer(e)) return `cannot connect to the database: it took the connection but did not answer (${message})`;
   if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
-  if (noAnswer(e) && !(e instanceof StatementTimeout) && !(e instanceof MigrationLocked)) return `cannot connect to the database: it took the connection but did not answer (${message})`;
   if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
   return message.replace(/\s*\n\s*/g, " ");
 };

@@ -78,7 +78,14 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
 
   app.onError((err, c) => {
     const k = classify(err);
-    if (k.fault) {
+    // The database out of reach is one line, not a stack per request while it lasts.
+    if (k.passing) {
+      logger.log("warn", "http request failed: the database is unavailable", {
+        method: c.req.method,
+        path: c.req.path,
+        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      });
+    } else if (k.fault) {
       logger.log("error", "http request failed", {
         method: c.req.method,
         path: c.req.path,

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { StatementTimeout } from "../db.js";
+import { databaseUnavailable, StatementTimeout } from "../db.js";
 import { isJobsError, type JobsErrorCode } from "../errors.js";
 
 /** Every code the API answers with. JobsError codes plus the few only HTTP has. */
@@ -61,14 +61,18 @@ const sqlState = (e: unknown): string | undefined => {
  * 22, data exception) is the client's input; anything else is a server fault
  * whose details are only logged.
  */
-export const classify = (e: unknown): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean } => {
+export const classify = (
+  e: unknown,
+): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean; passing?: boolean } => {
   if (e instanceof ApiError) return { code: e.code, message: e.message, details: e.details, headers: e.headers, fault: false };
   if (isJobsError(e)) {
     if (e.code === "invalid_config") return { code: "internal", message: "the server is misconfigured; see its logs", fault: true };
     return { code: e.code, message: e.message, details: e.details, fault: false };
   }
   // A statement given up at its bound (an admin read while the database stalls): the server is fine.
-  if (e instanceof StatementTimeout) return { code: "unavailable", message: e.message, fault: true };
+  if (e instanceof StatementTimeout) return { code: "unavailable", message: e.message, fault: true, passing: true };
+  // The database down, restarting, out of connections, or the connection cut: try again.
+  if (databaseUnavailable(e)) return { code: "unavailable", message: "the database is unavailable right now; try again", fault: true, passing: true };
   const state = sqlState(e);
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };
   if (state?.startsWith("22")) {

@@ -62,7 +62,7 @@ describe("tick stops", () => {
     const [done] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics} WHERE job_name = 'quick'`);
     expect(done!.n + left.filter((r) => r.job_name === "quick").length).toBe(2);
     // The held run finishes late: its write is refused by the fence.
-    await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === heldId && e.late === true)).toBe(true);
+    await expect.poll(() => jobs.logs.some((e) => e.msg === "late result dropped: the run was requeued at the tick's end" && e.jobId === heldId && e.late === true)).toBe(true);
     expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
   });
 

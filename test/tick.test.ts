@@ -185,7 +185,7 @@ describe("tick", () => {
       `UPDATE ${jobs.tables.queue} SET status = 'running', lease_owner = gen_random_uuid(), attempt = attempt + 1 WHERE id = $1 RETURNING lease_owner`, [id]);
     // The first run finishes late: its write is refused by the fence.
     finish();
-    await expect.poll(() => jobs.logs.some((e) => e.msg === "lease lost" && e.jobId === id && e.late === true)).toBe(true);
+    await expect.poll(() => jobs.logs.some((e) => e.msg === "late result dropped: the run was requeued at the tick's end" && e.jobId === id && e.late === true)).toBe(true);
     expect(completions).toBe(1);
     expect(await queueRow(jobs, id)).toMatchObject({ status: "running", lease_owner: reclaimed!.lease_owner, attempt: 2 });
   });

@@ -21,13 +21,17 @@ export const abandonRuns = (requeue: readonly Run[], logger: Logger): void => {
  */
 export const finalInput = (
   requeue: readonly Run[],
+  unstarted: readonly Run[],
   slot: { slot: number; owner: string } | undefined,
   handoff: boolean,
   settings: JobsSettings,
   flowCursor?: string,
 ): StepInput => ({
   flowCursor,
-  requeue: requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
+  requeue: [
+    ...requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
+    ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),
+  ],
   slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined,
   housekeeping: slot ? housekeepingFor(settings) : undefined,
 });

@@ -18,7 +18,8 @@ export const lateSettler = (send: (input: StepInput, timeoutMs: number) => Promi
     async settle(s: Settlement): Promise<void> {
       const settled = await afterFinal;
       const fields = { jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true };
-      if (settled.has(s.item.id)) return void logger.log("warn", "lease lost", fields);
+      // Requeued by this tick's own final statement, as its log said: the result is not the next run's.
+      if (settled.has(s.item.id)) return void logger.log("debug", "late result dropped: the run was requeued at the tick's end", fields);
       const timeoutMs = timeLeft();
       if (timeoutMs <= 0) return void logger.log("warn", "late settlement not written", { ...fields, error: "no time left before the platform's limit" });
       try {

@@ -106,7 +106,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
 
   const start = (row: ClaimedRow, owner: string) => {
     const run = new Run(row, owner, history);
-    if (finishing) return void lateClaims.push(run);
+    // A claim that comes back after the deadline (a statement held up) or once the tick stopped is not
+    // started: it goes back with its attempt.
+    if (finishing || stopped || Date.now() >= deadline) return void lateClaims.push(run);
     runs.set(row.id, run);
     watch?.start(run);
     const job = registry.get(row.job_name);
@@ -279,7 +281,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   finishing = true;
   stopped = true;
   while (inflight > 0) await sleep();
-  const requeue = [...runs.values(), ...lateClaims];
+  const requeue = [...runs.values()];
   abandonRuns(requeue, logger);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
   const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
@@ -287,9 +289,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   pending = [];
   let settledByFinal = new Set<string>();
   try {
-    if (slot || settlements.length > 0 || requeue.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
+    if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failure && !options.signal?.aborted;
-      const result = await step(finalInput(requeue, slot, handoff, settings, flow.resumeAt), settlements, requeue);
+      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt), settlements, [...requeue, ...lateClaims]);
       requeuedIds = result?.requeued ?? [];
       settledByFinal = new Set([...requeuedIds, ...(result?.requeueExhausted ?? [])]);
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;

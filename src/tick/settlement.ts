@@ -83,10 +83,14 @@ export const plainSettlement = (s: Settlement, why: string): Settlement => {
   return { ...s, item: { ...s.item, history } };
 };
 
-/** An attempt settled after it ended (its handler ran on past its timeout): its history row still starts when the run did. */
-export const settledLate = (s: Settlement): Settlement => {
+/**
+ * The history row starts when the run did, measured as the statement goes out: a settlement that
+ * waited (behind statements out, or past its timeout while its handler ran on) would otherwise show
+ * a start as late as its wait, after the handler had returned.
+ */
+export const settledLate = (s: Settlement, now = Date.now()): Settlement => {
   if (!s.item.history) return s;
-  const history: RunHistory = { ...s.item.history, startedAgoMs: s.run.elapsed() };
+  const history: RunHistory = { ...s.item.history, startedAgoMs: now - s.run.startedAt };
   if (s.kind === "retry") return { ...s, item: { ...s.item, history } };
   if (s.kind === "dead") return { ...s, item: { ...s.item, history } };
   return { ...s, item: { ...s.item, history } };

@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import type { StepInput, StepResult } from "../store/tick/step.js";
 import type { SlotStep } from "../store/tick/slot.js";
 import { addCounts } from "./counts.js";
-import { plainSettlement, type Settlement, splitSettlements } from "./settlement.js";
+import { plainSettlement, type Settlement, settledLate, splitSettlements } from "./settlement.js";
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */
 const sqlState = (e: unknown): string | undefined => {
@@ -58,7 +58,9 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
  * lease expires and it is reclaimed) if even that fails. Then the rest of the
  * step is sent without them. Other failures are thrown.
  */
-export const settle = async (send: Send, input: StepInput, settlements: readonly Settlement[], logger: Logger): Promise<StepResult> => {
+export const settle = async (send: Send, input: StepInput, owed: readonly Settlement[], logger: Logger): Promise<StepResult> => {
+  const now = Date.now();
+  const settlements = owed.map((s) => settledLate(s, now));
   const whole = { ...input, ...splitSettlements(settlements) };
   try {
     return await send(whole);

@@ -8,7 +8,7 @@ import { migrate, schemaChecked } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
 import type { Observer } from "./observe/observer.js";
 import { safeObserver } from "./observe/safe.js";
-import { queueAdmin, type QueueAdmin } from "./admin/admin.js";
+import { ADMIN_STATEMENT_MS, queueAdmin, type QueueAdmin } from "./admin/admin.js";
 import { wakeLiveTicks } from "./tick/live.js";
 import { tablesFor, type Tables } from "./store/shared/tables.js";
 import { runTick } from "./tick/loop.js";
@@ -105,8 +105,11 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger, traceparent: observer?.traceparent,
   });
   const extensions = [...(options.extensions ?? []), ...(scheduling.extension ? [scheduling.extension] : [])];
+  // An enqueue on the queue's own connections is bounded as an admin call is (a request must not wait
+  // for ever on a locked or frozen database); one on the caller's client is the caller's to bound.
+  const enqueueDb: Db = { statementsAtOnce: db.statementsAtOnce, query: (text, params, o) => db.query(text, params, { ...o, timeoutMs: o?.timeoutMs ?? ADMIN_STATEMENT_MS }) };
   const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
-    enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables.prefix) : db, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
+    enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables.prefix) : enqueueDb, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
   return {
     ...queueAdmin({
       db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items),

@@ -1,4 +1,4 @@
-// `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT) or SIGTERM and exits 0.
+// `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT), SIGTERM or SIGHUP and exits 0.
 import { oneLine } from "../src/exit-codes.js";
 import { startDevServer } from "../src/dev/server.js";
 
@@ -23,6 +23,12 @@ const shutdown = async (signal: string) => {
 };
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
+// The terminal closed: stop as on Ctrl-C, or the database (in a session of its own) would run on.
+process.on("SIGHUP", () => {
+  // Writes to a closed terminal fail; they must not end the process before the database is stopped.
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+  void shutdown("SIGHUP");
+});
 
 try {
   server = await startDevServer({ env: process.env, cwd: process.cwd(), out });

@@ -311,6 +311,10 @@ describe("a database that takes the connection and never answers, and a broken j
       for (const args of [["stats"], ["dead-letters", "list"], ["tick"]]) {
         expectOneLineError(await bin([...args, "--jobs", mod], env), EXIT.config, /the jobs module's definitions are refused: schedule "rep"/);
       }
+      // A syntax error says where it is (before: "Transform failed with 1 error:" and nothing more).
+      const typo = join(dir, "typo.ts");
+      writeFileSync(typo, "export const jobs = [ ;\n");
+      expectOneLineError(await bin(["stats", "--jobs", typo], env), EXIT.config, /cannot load jobs module .*typo\.ts: Transform failed with 1 error: .*typo\.ts:1:\d+: ERROR: /);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

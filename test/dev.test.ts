@@ -181,7 +181,10 @@ describe("npm run dev", () => {
     // The requeued job is picked up again by the new server's ticks: its attempt count moves past the interrupted one.
     const attemptOf = async () => ((await (await api(`/api/jobs/${reportId}`)).json()) as { job: string; attempt: number }).attempt;
     await expect.poll(attemptOf, { timeout: 15_000, interval: 200 }).toBeGreaterThanOrEqual(2);
-    expect(await interrupt(dev)).toBe(0);
+    // The terminal closing (SIGHUP) stops it as Ctrl-C does: before, node died at once and left its PostgreSQL running.
+    dev.child.kill("SIGHUP");
+    expect(await dev.exit).toBe(0);
+    expect(dev.output()).toContain("stopped");
   });
 
   it("refuses a second dev server from the same folder, or on a port in use, before it touches anything", async () => {

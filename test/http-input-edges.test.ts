@@ -99,6 +99,14 @@ describe("routes", () => {
     expectError(await call("GET", "/api/jobs/00000000-0000-4000-8000-000000000000"), 404, "not_found");
   });
 
+  it("says which secret a route takes when the token given is not it", async () => {
+    const tick = await call("POST", "/api/tick");
+    expectError(tick, 401, "unauthorized");
+    expect(tick.body.error.message).toBe("the token is not valid: this route takes CRON_SECRET");
+    const jobsRoute = await call("GET", "/api/jobs", { token: CRON_SECRET });
+    expect(jobsRoute.body.error.message).toBe("the token is not valid: this route takes JOBS_API_TOKEN");
+  });
+
   it("documents 503 unavailable on every route that runs a statement, and 401 on every route behind a secret", async () => {
     const doc = (await call("GET", "/api/openapi.json")).body as { paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>> };
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p).filter((op) => typeof op === "object" && op !== null && "operationId" in op));

@@ -9,8 +9,9 @@ const report = defineJob({
   handler: async ({ team }, ctx) => ctx.log("info", "report sent", { team, occurrence: ctx.correlationId }),
 });
 
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const jobs = createJobs({
-  db: new pg.Pool({ connectionString: process.env.DATABASE_URL }),
+  db: pool,
   jobs: [report],
   schedules: [
     defineSchedule({
@@ -33,3 +34,4 @@ await jobs.schedules.pause("hourly-sync");           // enqueues nothing until r
 await jobs.schedules.resume("hourly-sync");          // restarts from the first occurrence after now
 const { id } = await jobs.schedules.run("ny-morning-report"); // one job, due at once
 console.log(id);
+await pool.end();

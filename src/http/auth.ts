@@ -35,7 +35,7 @@ export const secretsFrom = (raw: string | undefined, variable: string, realm: st
       // Check every configured secret, not stopping at a match, so timing says nothing about which one matched.
       let ok = false;
       for (const d of await digests) ok = (await sameDigest(token, d)) || ok;
-      if (!ok) throw new ApiError("unauthorized", "the token is not valid", { reason: "invalid_token" }, challenge(realm, "invalid_token"));
+      if (!ok) throw new ApiError("unauthorized", `the token is not valid: this route takes ${variable}`, { reason: "invalid_token" }, challenge(realm, "invalid_token"));
     },
   };
 };

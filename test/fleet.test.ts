@@ -36,11 +36,11 @@ describe("the fleet-wide tick cap", () => {
     })();
     const outputs = await Promise.all(
       Array.from({ length: 5 }, () =>
-        new Promise<{ ticks: number; capped: number }>((resolve, reject) => {
+        new Promise<{ ticks: number; capped: number; requeued: number }>((resolve, reject) => {
           const p = spawn(process.execPath, ["--import", "tsx", child, h.url, prefix, "30"], { stdio: ["ignore", "pipe", "inherit"] });
           let out = "";
           p.stdout.on("data", (d: Buffer) => (out += d.toString()));
-          p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as { ticks: number; capped: number }) : reject(new Error(`child exited ${code}`))));
+          p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out) as { ticks: number; capped: number; requeued: number }) : reject(new Error(`child exited ${code}`))));
         }),
       ),
     );
@@ -53,9 +53,15 @@ describe("the fleet-wide tick cap", () => {
     expect(stats!.running).toBe(0);
     expect(stats!.peak).toBeGreaterThan(4);
     expect(stats!.peak).toBeLessThanOrEqual(3 * 4);
-    // Every job ran exactly once, and never twice at once.
+    // Every job ran, once: again only when a tick's deadline cut a run short and requeued it (at least once,
+    // as documented; on a loaded machine a run claimed just before a cutoff can pass its deadline).
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}queue`)).toEqual([{ n: 0 }]);
-    expect(await h.rows(`SELECT count(*)::int AS runs, count(DISTINCT job_id)::int AS jobs, max(attempt) AS attempt FROM fleet_runs`)).toEqual([{ runs: N, jobs: N, attempt: 1 }]);
+    const [ran] = await h.rows<{ runs: number; jobs: number; again: number }>(
+      `SELECT count(*)::int AS runs, count(DISTINCT job_id)::int AS jobs, count(*) FILTER (WHERE attempt > 1)::int AS again FROM fleet_runs`);
+    const requeued = outputs.reduce((sum, o) => sum + o.requeued, 0);
+    expect(ran!.jobs).toBe(N);
+    expect(ran!.runs - N).toBe(ran!.again);
+    expect(ran!.again).toBeLessThanOrEqual(requeued);
     // Some starts found every slot taken and returned at once.
     expect(outputs.reduce((sum, o) => sum + o.capped, 0)).toBeGreaterThan(0);
   }, 60_000);

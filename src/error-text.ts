@@ -56,31 +56,76 @@ const ownString = (value: object, key: string): string | undefined => {
   }
 };
 
+/** Inner errors worth reading beside the outer one: an AggregateError's first few, and a cause. */
+const MAX_INNER = 5;
+
+const innerText = (e: object, depth: number): string => {
+  if (depth >= 3) return "";
+  let parts = "";
+  const errors = ownValue(e, "errors");
+  if (Array.isArray(errors) && errors.length > 0) {
+    const shown = errors.slice(0, MAX_INNER).map((inner) => readable(inner, depth + 1));
+    parts += ` [${errors.length} errors: ${shown.join("; ")}${errors.length > MAX_INNER ? "; …" : ""}]`;
+  }
+  const cause = ownValue(e, "cause");
+  if (cause !== undefined) parts += ` (cause: ${readable(cause, depth + 1)})`;
+  return parts;
+};
+
+const ownValue = (value: object, key: string): unknown => {
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+};
+
+/** A message that is not a string (a number, an object) is still worth showing. */
+const messageOf = (e: object): string | undefined => {
+  const message = ownValue(e, "message");
+  if (message === undefined || typeof message === "string") return message;
+  return typeof message === "object" && message !== null ? safeJson(message) : String(message as number | boolean | bigint);
+};
+
+const readable = (e: unknown, depth: number): string => {
+  try {
+    if (e instanceof Error) {
+      const name = ownString(e, "name");
+      const message = messageOf(e) ?? "";
+      return `${name && name !== "Error" ? `${name}: ${message}` : message}${innerText(e, depth)}`;
+    }
+    if (typeof e === "string") return e;
+    if (typeof e === "object" && e !== null) {
+      const message = messageOf(e);
+      if (message !== undefined) {
+        const name = ownString(e, "name");
+        return `${name ? `${name}: ${message}` : message}${innerText(e, depth)}`;
+      }
+      return safeJson(e);
+    }
+    return String(e);
+  } catch {
+    // A Proxy whose traps throw, a symbol's description: nothing about it can be read safely.
+    return "[an error that could not be read]";
+  }
+};
+
 /**
  * What a person needs to read about a thrown value: `Name: message` for an
  * Error (no `Error: ` prefix for plain ones), the `message` of an object that
- * has one, otherwise a safe JSON rendering. Always storable.
+ * has one, otherwise a safe JSON rendering; an AggregateError's inner errors and
+ * a cause follow it. Never throws; always storable.
  */
-export const errorText = (e: unknown, maxChars = MAX_ERROR_CHARS): string => {
-  if (e instanceof Error) {
-    const name = ownString(e, "name");
-    const message = ownString(e, "message") ?? "";
-    return storableText(name && name !== "Error" ? `${name}: ${message}` : message, maxChars);
-  }
-  if (typeof e === "string") return storableText(e, maxChars);
-  if (typeof e === "object" && e !== null) {
-    const message = ownString(e, "message");
-    if (message !== undefined) {
-      const name = ownString(e, "name");
-      return storableText(name ? `${name}: ${message}` : message, maxChars);
-    }
-    return safeJson(e, maxChars);
-  }
-  return storableText(String(e), maxChars);
-};
+export const errorText = (e: unknown, maxChars = MAX_ERROR_CHARS): string => storableText(readable(e, 0), maxChars);
 
 /** The stack of a thrown Error, storable and clipped; null when there is none. */
 export const errorStack = (e: unknown, maxChars = MAX_STACK_CHARS): string | null => {
-  const stack = typeof e === "object" && e !== null ? ownString(e, "stack") : undefined;
+  let stack: string | undefined;
+  try {
+    stack = typeof e === "object" && e !== null ? ownString(e, "stack") : undefined;
+  } catch {
+    // A Proxy whose traps throw.
+    stack = undefined;
+  }
   return stack === undefined ? null : storableText(stack, maxChars);
 };

@@ -36,8 +36,14 @@ export class PermanentJobError extends Error {
 }
 
 // By name as well as by class, so a second copy of the library in a bundle still counts.
-export const isPermanent = (e: unknown): boolean =>
-  e instanceof PermanentJobError || (e instanceof Error && e.name === "PermanentJobError");
+export const isPermanent = (e: unknown): boolean => {
+  try {
+    return e instanceof PermanentJobError || (e instanceof Error && e.name === "PermanentJobError");
+  } catch {
+    // A thrown value whose prototype or name cannot be read (a Proxy, a throwing getter) is an ordinary failure.
+    return false;
+  }
+};
 
 /** A migration could not take its table locks in time (see migrate.ts): nothing was applied. */
 export class MigrationLocked extends Error {

@@ -1,10 +1,19 @@
 import { safeParse } from "zod/v4/core";
+import { errorText } from "./error-text.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
 
 /** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
-export const describeIssues = (issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string }>) =>
-  issues.map((i) => ({ path: i.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: i.message, code: i.code }));
+/** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
+export const MAX_ISSUES = 100;
+
+export const describeIssues = (issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string }>) => {
+  const described: Array<{ path: Array<string | number>; message: string; code: string | undefined }> = issues
+    .slice(0, MAX_ISSUES)
+    .map((i) => ({ path: i.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: i.message, code: i.code }));
+  if (issues.length > MAX_ISSUES) described.push({ path: [], message: `and ${issues.length - MAX_ISSUES} more issues`, code: "more_issues" });
+  return described;
+};
 
 /** Text PostgreSQL cannot store: U+0000 (in text or jsonb) or a lone UTF-16 surrogate (not valid Unicode). */
 export const unstorable = (text: string): string | undefined =>
@@ -95,8 +104,7 @@ export const parsePayload = (job: AnyJob, value: unknown): ParseResult => {
     const parsed = safeParse(job.schema, value);
     return parsed.success ? { ok: true, data: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, issues: [{ path: [], message: `the schema failed: ${message}`, code: "schema_error" }] };
+    return { ok: false, issues: [{ path: [], message: `the schema failed: ${errorText(error)}`, code: "schema_error" }] };
   }
 };
 

@@ -76,7 +76,85 @@ describe("unstorable error texts", () => {
   });
 });
 
+describe("thrown values that throw when read", () => {
+  it("an error whose name getter throws itself fails only its own attempt; the batch settles", async () => {
+    class SelfThrowingName extends Error {
+      override get name(): string {
+        throw this;
+      }
+    }
+    const r = await healthyAndOne(() => new SelfThrowingName("self"));
+    expect(r.report).toMatchObject({ claimed: 6, succeeded: 5, retried: 1, leaseLost: 0 });
+    expect(r.healthyLeft).toBe(0);
+    expect(r.row).toMatchObject({ status: "queued", attempt: 1 });
+    expect(r.row.last_error).toBe("self");
+  });
+
+  it("a Proxy whose every trap throws", async () => {
+    const trap = () => {
+      throw new Error("trap");
+    };
+    const r = await healthyAndOne(() => new Proxy({}, { get: trap, getPrototypeOf: trap, has: trap, ownKeys: trap }));
+    expect(r.report).toMatchObject({ claimed: 6, succeeded: 5, retried: 1, leaseLost: 0 });
+    expect(r.row.last_error).toBe("[an error that could not be read]");
+  });
+
+  it("a schema that throws a value String() cannot convert dead-letters its job, and the jobs claimed beside it run", async () => {
+    const v1 = defineJob({ name: "reshaped", schema: z.object({ n: z.number() }), handler: () => {} });
+    const ok = defineJob({ name: "healthy", schema: z.object({ n: z.number() }), handler: () => {} });
+    const setup = await h.isolated([v1, ok]);
+    const { id } = await setup.enqueue("reshaped", { n: 1 }, { priority: 10 });
+    await setup.enqueueMany(Array.from({ length: 3 }, (_, n) => ({ job: "healthy" as const, payload: { n } })));
+    // The next deploy's schema: its refine throws something with no string form.
+    const v2 = defineJob({
+      name: "reshaped",
+      schema: z.object({ n: z.number() }).refine(() => {
+        throw Object.create(null);
+      }),
+      handler: () => {},
+    });
+    const next = h.make([v2, ok], { tablePrefix: setup.settings.tablePrefix });
+    const report = await next.tick({ budgetMs: 10_000, concurrency: 4 });
+    expect(report).toMatchObject({ claimed: 4, succeeded: 3, deadLettered: 1, leaseLost: 0 });
+    const [letter] = await h.rows<{ reason: string; error: string }>(`SELECT reason, last_error AS error FROM ${next.tables.deadLetters} WHERE id = $1`, [id]);
+    expect(letter).toMatchObject({ reason: "invalid_payload" });
+    expect(letter!.error).toContain("the schema failed");
+    // And an enqueue under that schema is refused with a code, not a TypeError.
+    await expect(next.enqueue("reshaped", { n: 2 })).rejects.toMatchObject({ code: "invalid_payload" });
+  });
+});
+
+describe("a value wrong in many places", () => {
+  it("a return value refused by its output schema in 100,000 places is described by its first 10 issues", async () => {
+    const wide = defineJob({ name: "wide", schema: z.object({}), output: z.array(z.string()), maxAttempts: 1, handler: () => Array.from({ length: 100_000 }, (_, n) => n) as unknown as string[] });
+    const jobs = await h.isolated([wide]);
+    const { id } = await jobs.enqueue("wide", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    const [letter] = await h.rows<{ last_error: string }>(`SELECT last_error FROM ${jobs.tables.deadLetters} WHERE id = $1`, [id]);
+    expect(letter!.last_error).toMatch(/"code":"invalid_type"}\] and 99990 more issues$/);
+    // The same bound for a payload refused at enqueue: the error's details name 100 issues and how many more.
+    const list = defineJob({ name: "list", schema: z.array(z.string()), handler: () => {} });
+    const refusing = await h.isolated([list]);
+    const error = await refusing.enqueue("list", Array.from({ length: 5_000 }, (_, n) => n) as unknown as string[]).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: "invalid_payload" });
+    const details = (error as { details: { issues: unknown[] } }).details;
+    expect(details.issues).toHaveLength(101);
+    expect(details.issues[100]).toMatchObject({ message: "and 4900 more issues", code: "more_issues" });
+  });
+});
+
 describe("what a thrown value says", () => {
+  it("an AggregateError's inner errors, a cause and a message that is not a string are kept", () => {
+    const aggregate = new AggregateError([new Error("first"), new TypeError("second")], "many failed");
+    expect(errorText(aggregate)).toBe("AggregateError: many failed [2 errors: first; TypeError: second]");
+    expect(errorText(new Error("outer", { cause: new RangeError("inner") }))).toBe("outer (cause: RangeError: inner)");
+    expect(errorText(Object.assign(new Error(), { message: 42 }))).toBe("42");
+    expect(errorText(Object.assign(new Error(), { message: { why: "x" } }))).toBe('{"why":"x"}');
+    const many = new AggregateError(Array.from({ length: 9 }, (_, n) => new Error(`e${n}`)), "nine");
+    expect(errorText(many)).toBe("AggregateError: nine [9 errors: e0; e1; e2; e3; e4; …]");
+  });
+
+
   it("keeps the message of a thrown non-Error, and renders other values as safe JSON", async () => {
     const circular: Record<string, unknown> = { message: "circular boom" };
     circular.self = circular;

@@ -17,7 +17,7 @@ import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
-import { retriesWritten, type Settlement, settledLate, settlementFor } from "./settlement.js";
+import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
@@ -113,12 +113,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     watch?.start(run);
     const job = registry.get(row.job_name);
     void run.execute(job, logger, db).then((outcome) => {
-      let s: Settlement;
-      try {
-        s = settlementFor(run, job, outcome, random, maxOutputBytes);
-      } catch (error) {
-        s = settlementFor(run, job, { kind: "failed", error }, random, maxOutputBytes);
-      }
+      const s = settlementOf(run, job, outcome, random, maxOutputBytes);
       if (run.abandoned) return void late.settle(s);
       runs.delete(row.id);
       const { released } = run;
@@ -174,27 +169,30 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     claiming += want;
     const taken = writes(plain) ? carry.take() : undefined;
     const input = taken ? carriedBy(plain, taken) : plain;
-    let failed = false;
+    let result: StepResult | undefined;
     try {
-      const result = await settle(send, input, settlements, logger);
-      claiming -= want;
-      absorb(input, settlements, requeue, result, taken);
-      return result;
+      result = await settle(send, input, settlements, logger);
     } catch (error) {
-      claiming -= want;
       // The statement is atomic: none of it happened, so its settlements (and what it carried) are still owed.
-      failed = true;
       pending = [...settlements, ...pending];
       failure ??= { error };
       stopped = true;
       logger.log("error", "tick statement failed", { error: errorText(error) });
-      return undefined;
     } finally {
-      if (taken) carry.written(taken, failed);
+      claiming -= want;
+      if (taken) carry.written(taken, result === undefined);
       inflight--;
       if (settleOnly) settling--;
       signalWake();
     }
+    try {
+      // Outside the statement's catch: what the statement did happened, whatever taking it in throws.
+      if (result) absorb(input, settlements, requeue, result, taken);
+    } catch (error) {
+      failure ??= { error };
+      stopped = true;
+    }
+    return result;
   };
 
   const claimInput = (limit: number, slotStep: SlotStep): StepInput =>

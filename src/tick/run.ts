@@ -29,6 +29,8 @@ export class OutputMismatch extends Error {
   override readonly name = "OutputMismatch";
 }
 
+const SHOWN_ISSUES = 10;
+
 /** The handler's return value through the job's `output` schema, if it has one. */
 const checkOutput = (job: AnyJob, value: unknown): unknown => {
   if (!job.output) return value;
@@ -38,7 +40,12 @@ const checkOutput = (job: AnyJob, value: unknown): unknown => {
   } catch (error) {
     throw new OutputMismatch(`the output schema of ${job.name} failed: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!parsed.success) throw new OutputMismatch(`the return value does not match the output schema of ${job.name}: ${JSON.stringify(describeIssues(parsed.error.issues))}`);
+  if (!parsed.success) {
+    // The first few fit in an error text; a value wrong in a million places must not build a message as large.
+    const { issues } = parsed.error;
+    const more = issues.length > SHOWN_ISSUES ? ` and ${issues.length - SHOWN_ISSUES} more issues` : "";
+    throw new OutputMismatch(`the return value does not match the output schema of ${job.name}: ${JSON.stringify(describeIssues(issues.slice(0, SHOWN_ISSUES)))}${more}`);
+  }
   return parsed.data;
 };
 
@@ -90,8 +97,17 @@ export class Run {
     return Date.now() - this.startedAt;
   }
 
-  /** Runs the handler; never rejects. */
+  /** Runs the handler; never rejects, and never throws (a schema or logger that throws fails the attempt). */
   execute(job: AnyJob | undefined, logger: Logger, db: Db): Promise<Outcome> {
+    try {
+      return this.run(job, logger, db);
+    } catch (error) {
+      this.error ??= error;
+      return Promise.resolve({ kind: "failed", error });
+    }
+  }
+
+  private run(job: AnyJob | undefined, logger: Logger, db: Db): Promise<Outcome> {
     if (!job) return Promise.resolve({ kind: "no_handler" });
     const parsed = parsePayload(job, this.row.payload);
     if (!parsed.ok) return Promise.resolve({ kind: "invalid_payload", issues: parsed.issues });

@@ -74,6 +74,17 @@ export const settlementFor = (
   }
 };
 
+/** `settlementFor` that never throws: what the handler threw or returned cannot stop its run from settling. */
+export const settlementOf = (run: Run, job: AnyJob | undefined, outcome: Outcome, random: () => number, maxOutputBytes?: number): Settlement => {
+  try {
+    return settlementFor(run, job, outcome, random, maxOutputBytes);
+  } catch (error) {
+    // A fresh error: reading the handler's own one may be what threw.
+    const unreadable = new Error(`the run's outcome could not be read: ${errorText(error)}`);
+    return settlementFor(run, job, { kind: "failed", error: unreadable }, random, maxOutputBytes);
+  }
+};
+
 /** A settlement whose texts are replaced by a plain note (and its history left out): the last resort when the database refused the original. */
 export const plainSettlement = (s: Settlement, why: string): Settlement => {
   const error = `the error of this attempt could not be stored (${why})`;

@@ -250,6 +250,30 @@ describe("definitions and keys", () => {
   });
 });
 
+describe("key functions returning what JSON cannot hold", () => {
+  it("a bigint, a circular object, a throw of a null-prototype object or a 5 MB string: invalid_options with a short message", async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const returns = [10n, circular, "x".repeat(5_000_000)];
+    const odd = defineJob({ name: "odd-value", schema: tenant, concurrency: { limit: 1, key: (p) => returns[p.n] as string }, handler: () => {} });
+    const bare = defineJob({ name: "bare-throw", schema: tenant, concurrency: { limit: 1, key: () => { throw Object.create(null); } }, handler: () => {} });
+    const jobs = await h.isolated([odd, bare]);
+    const expected = [
+      ["odd-value", 0, 'got bigint "10n"'],
+      ["odd-value", 1, 'got object {"self":"[circular]"}'],
+      ["odd-value", 2, "got a string of 5000000 characters"],
+      ["bare-throw", 0, "concurrency.key of job bare-throw threw: {}"],
+    ] as const;
+    for (const [job, n, message] of expected) {
+      const e = await jobs.enqueueUnchecked([{ job, payload: { tenant: "t", n } }]).catch((x: unknown) => x);
+      expect(isJobsError(e) && e.code === "invalid_options", String(e)).toBe(true);
+      expect((e as Error).message).toContain(message);
+      expect((e as Error).message.length).toBeLessThan(300);
+    }
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  });
+});
+
 describe("debounce", () => {
   it("50 concurrent enqueues with one key keep one queued job; the last enqueue's payload wins; once it runs, a new one starts", async () => {
     const seen: number[] = [];

@@ -1,3 +1,4 @@
+import { errorText, safeJson, storableText } from "../error-text.js";
 import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import { unstorable } from "../payload.js";
@@ -13,16 +14,26 @@ export interface FlowKeys {
 
 export const NO_FLOW: FlowKeys = { flow_key: null, concurrency_key: null, rate_keys: null };
 
+const PREVIEW_CHARS = 100;
+
+/** What a key function returned, short and safe to render: a bigint, a circular object or a 5 MB string included. */
+const preview = (key: unknown): string => {
+  const type = key === null ? "null" : Array.isArray(key) ? "array" : typeof key;
+  if (type === "undefined" || type === "null") return type;
+  const shown = typeof key === "string" ? storableText(JSON.stringify(key), PREVIEW_CHARS) : safeJson(key, PREVIEW_CHARS);
+  return typeof key === "string" ? `a string of ${key.length} characters, ${shown}` : `${type} ${shown}`;
+};
+
 const keyOf = (job: AnyJob, field: string, fn: ((payload: unknown) => string) | undefined, payload: unknown, where: Record<string, unknown>): string => {
   if (!fn) return "";
   let key: unknown;
   try {
     key = fn(payload);
   } catch (error) {
-    throw new JobsError("invalid_options", `${field} of job ${job.name} threw: ${error instanceof Error ? error.message : String(error)}`, { ...where, field });
+    throw new JobsError("invalid_options", `${field} of job ${job.name} threw: ${errorText(error, PREVIEW_CHARS)}`, { ...where, field });
   }
   if (typeof key !== "string" || key.length === 0 || key.length > 255 || unstorable(key)) {
-    throw new JobsError("invalid_options", `${field} of job ${job.name} must return a string of 1 to 255 characters, got ${JSON.stringify(key) ?? String(key)}`, { ...where, field });
+    throw new JobsError("invalid_options", `${field} of job ${job.name} must return a string of 1 to 255 characters, got ${preview(key)}`, { ...where, field });
   }
   return key;
 };

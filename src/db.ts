@@ -239,10 +239,26 @@ export const fromNeonHttp = (sql: NeonHttpLike): Db => ({
     const ms = options?.timeoutMs;
     const controller = ms === undefined ? undefined : new AbortController();
     const request = sql.query(text, params as unknown[], { fullResults: true, ...(controller ? { fetchOptions: { signal: controller.signal } } : {}) });
-    const result = ms === undefined ? await request : await bounded(request, ms, () => controller!.abort(new StatementTimeout(ms)));
+    let result: Awaited<typeof request>;
+    try {
+      result = ms === undefined ? await request : await bounded(request, ms, () => controller!.abort(new StatementTimeout(ms)));
+    } catch (error) {
+      throw tooLargeRequest(error) ?? error;
+    }
     return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
   },
 });
+
+/**
+ * Neon's HTTP endpoint refuses a request body over 10 MiB with HTTP 413 and no SQLSTATE. It is a
+ * limit on what was sent, as a server's 54000 (program limit exceeded) is: given that code, a
+ * batch that met it is retried in parts (settler.ts) instead of failing its tick.
+ */
+const tooLargeRequest = (error: unknown): Error | undefined => {
+  const message = error instanceof Error ? error.message : "";
+  if (!/HTTP status 413\b/.test(message)) return undefined;
+  return Object.assign(new Error(`the statement was larger than the database's HTTP endpoint takes: ${message}`, { cause: error }), { code: "54000" });
+};
 
 /** Counts statements, for the benchmark and for tests that check a tick's cost. */
 export const countingDb = (db: Db): Db & { statements: number } => {

@@ -13,7 +13,7 @@ const utf8 = new TextEncoder();
 const byteLength = (text: string) => utf8.encode(text).length;
 
 /** The output as the history records it: storable and at most `maxBytes` of JSON, else left out and marked. */
-export const recordOutput = (value: unknown, maxBytes: number): { output?: unknown; outputTruncated: boolean } => {
+export const recordOutput = (value: unknown, maxBytes: number): { output?: unknown; outputTruncated: boolean; bytes?: number } => {
   if (value === undefined) return { outputTruncated: false };
   // A UTF-8 byte per character at least: a walk stopped at maxBytes characters is over in bytes too.
   const copy = boundedJson(value, maxBytes);
@@ -21,7 +21,7 @@ export const recordOutput = (value: unknown, maxBytes: number): { output?: unkno
   if (copy.value === undefined) return { outputTruncated: false };
   // At most three bytes a character: most outputs skip the encoding.
   if (copy.chars * 3 > maxBytes && byteLength(JSON.stringify(copy.value)) > maxBytes) return { outputTruncated: true };
-  return { output: copy.value, outputTruncated: false };
+  return { output: copy.value, outputTruncated: false, bytes: Math.min(copy.chars * 3, maxBytes) };
 };
 
 const UNPRINTABLE = "[unprintable message]";
@@ -76,6 +76,11 @@ export class LogRing {
 
   get size(): number {
     return this.lines.length;
+  }
+
+  /** The bytes of the lines' JSON. */
+  get byteSize(): number {
+    return this.bytes;
   }
 
   toArray(): LogLine[] {

@@ -18,11 +18,20 @@ export type Settlement =
 export const operation = (s: Settlement): string => (s.kind === "dead" ? "dead-letter" : s.kind);
 
 /** What the history records of a run beside the queue row: its stack, output and logs. */
-export const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes: number): RunHistory => ({
-  ...(outcome?.kind === "succeeded" ? recordOutput(outcome.output, maxOutputBytes) : {}),
-  stack: outcome?.kind === "failed" ? errorStack(outcome.error) : null,
-  logs: run.logs?.toArray(),
-});
+export const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes: number): RunHistory => {
+  const output = outcome?.kind === "succeeded" ? recordOutput(outcome.output, maxOutputBytes) : undefined;
+  const stack = outcome?.kind === "failed" ? errorStack(outcome.error) : null;
+  const bytes = (output?.bytes ?? 0) + (run.logs?.byteSize ?? 0) + 3 * (stack?.length ?? 0);
+  return { ...output, stack, logs: run.logs?.toArray(), bytes };
+};
+
+/**
+ * At most how many bytes a settlement adds to its statement's parameters (UTF-8, before JSON escapes
+ * the texts). A batch of runs at the output, log and stack caps is megabytes: see settler.ts.
+ */
+export const settlementBytes = (s: Settlement): number =>
+  SETTLEMENT_FIXED_BYTES + (s.item.history?.bytes ?? 0) + 3 * (s.kind === "complete" ? 0 : s.item.error.length);
+const SETTLEMENT_FIXED_BYTES = 300;
 
 /**
  * How long after its enqueue a job no deployment that ticked knows is kept retrying, whatever its

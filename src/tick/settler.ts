@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import type { StepInput, StepResult } from "../store/tick/step.js";
 import type { SlotStep } from "../store/tick/slot.js";
 import { addCounts } from "./counts.js";
-import { plainSettlement, type Settlement, settledLate, splitSettlements } from "./settlement.js";
+import { plainSettlement, type Settlement, settledLate, settlementBytes, splitSettlements } from "./settlement.js";
 
 /** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */
 const sqlState = (e: unknown): string | undefined => {
@@ -59,6 +59,44 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
  * step is sent without them. Other failures are thrown.
  */
 export const settle = async (send: Send, input: StepInput, owed: readonly Settlement[], logger: Logger): Promise<StepResult> => {
+  const parts = byBytes(owed, MAX_SETTLE_BYTES);
+  if (parts.length === 1) return settleOnce(send, input, owed, logger);
+  // A batch too large for one request: its first parts go on statements of their own, the rest with the step.
+  let result: StepResult | undefined;
+  const hold = holdOf(input.slot);
+  for (const part of parts.slice(0, -1)) {
+    const one = await settleOnce(send, { slot: hold, history: input.history }, part, logger);
+    result = result ? merge(result, one) : one;
+  }
+  const rest = await settleOnce(send, writingSlot(input), parts.at(-1)!, logger);
+  return merge(result!, rest);
+};
+
+/**
+ * The most a statement's settlements may add to it. Neon's HTTP endpoint takes 10 MiB a request;
+ * the bound counts UTF-8 before JSON escapes the texts, so it leaves room for them. 128 runs at
+ * the caps of output, logs and stack (64 KiB, 16 KiB, 16,000 characters) made a 42 MiB statement.
+ */
+export const MAX_SETTLE_BYTES = 4 * 1024 * 1024;
+
+/** Settlements in order, in parts of at most `max` bytes each (a part of one may be larger). */
+export const byBytes = (settlements: readonly Settlement[], max: number): Settlement[][] => {
+  const parts: Settlement[][] = [[]];
+  let bytes = 0;
+  for (const s of settlements) {
+    const size = settlementBytes(s);
+    if (bytes + size > max && parts.at(-1)!.length > 0) (parts.push([]), (bytes = 0));
+    parts.at(-1)!.push(s);
+    bytes += size;
+  }
+  return parts;
+};
+
+/** The step's input, writing its slot row: the parts before it held the slot without the step's counts. */
+const writingSlot = (input: StepInput): StepInput =>
+  input.slot?.mode === "hold" && input.slot.write === false ? { ...input, slot: { ...input.slot, write: true } } : input;
+
+const settleOnce = async (send: Send, input: StepInput, owed: readonly Settlement[], logger: Logger): Promise<StepResult> => {
   const now = Date.now();
   const settlements = owed.map((s) => settledLate(s, now));
   const whole = { ...input, ...splitSettlements(settlements) };
@@ -90,6 +128,6 @@ export const settle = async (send: Send, input: StepInput, owed: readonly Settle
     result = result ? merge(result, one) : one;
   }
   // Each part writes the slot row, so the merged result's row holds the whole step's counts.
-  const rest = await send(input.slot?.mode === "hold" && input.slot.write === false ? { ...input, slot: { ...input.slot, write: true } } : input);
+  const rest = await send(writingSlot(input));
   return result ? merge(result, rest) : rest;
 };

@@ -19,6 +19,8 @@ export interface RunHistory {
   readonly logs?: readonly LogLine[];
   /** How long before the statement the run started, when that is not its duration (settled after it ended). */
   readonly startedAgoMs?: number;
+  /** At most how many bytes the output and logs add to a statement (not stored): large batches are cut by it. */
+  readonly bytes?: number;
 }
 
 /** The fields a settlement's input row carries for its history (see `HISTORY_RECORD`). */

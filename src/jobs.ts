@@ -1,7 +1,7 @@
 import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./settings/library.js";
 import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
 import { errorText } from "./error-text.js";
-import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
+import { enqueueMany, storedDueNow, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger, safeLogger } from "./log.js";
 import { migrate, schemaChecked } from "./migrate.js";
@@ -108,8 +108,13 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   // An enqueue on the queue's own connections is bounded as an admin call is (a request must not wait
   // for ever on a locked or frozen database); one on the caller's client is the caller's to bound.
   const enqueueDb: Db = { statementsAtOnce: db.statementsAtOnce, query: (text, params, o) => db.query(text, params, { ...o, timeoutMs: o?.timeoutMs ?? ADMIN_STATEMENT_MS }) };
-  const enqueueUnchecked = (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) =>
-    enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables.prefix) : enqueueDb, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
+  const enqueueUnchecked = async (items: readonly EnqueueItem[], opts: WithDb & { batch?: boolean } = {}) => {
+    const results = await enqueueMany(opts.db ? schemaChecked(asDb(opts.db), tables.prefix) : enqueueDb, tables, registry, settings, items, opts.batch ?? true, observer?.traceparent);
+    // A job due now wakes the ticks running in this process (a handler enqueueing its successor): they
+    // claim it at once, where they would have ended or claimed at their interval. A map lookup when none runs.
+    if (storedDueNow(items, results)) wakeLiveTicks(tables.prefix);
+    return results;
+  };
   return {
     ...queueAdmin({
       db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items),

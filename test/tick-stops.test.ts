@@ -11,6 +11,25 @@ type J = { tables: { queue: string; deadLetters: string } };
 const queueRow = async (j: J, id: string) => (await h.rows(`SELECT * FROM ${j.tables.queue} WHERE id = $1`, [id]))[0];
 
 describe("tick stops", () => {
+  it("does not stop while a handler enqueues its successor: a chain of six runs in one tick, through the queue or the run's ctx.db", async () => {
+    for (const through of ["queue", "ctx.db"] as const) {
+      const ran: number[] = [];
+      let jobs!: Awaited<ReturnType<typeof h.isolated<readonly [typeof link]>>>;
+      const link = defineJob({
+        name: "link",
+        schema: z.object({ left: z.number() }),
+        handler: async ({ left }, ctx) => {
+          ran.push(left);
+          if (left > 0) await jobs.enqueue("link", { left: left - 1 }, through === "ctx.db" ? { db: ctx.db } : {});
+        },
+      });
+      jobs = await h.isolated([link], { claimIntervalMs: 60_000 });
+      await jobs.enqueue("link", { left: 5 });
+      const report = await jobs.tick({ budgetMs: 10_000 });
+      expect({ through, ran, succeeded: report.succeeded }).toEqual({ through, ran: [5, 4, 3, 2, 1, 0], succeeded: 6 });
+    }
+  });
+
   it("stops claiming when the caller's signal aborts, requeueing what runs", async () => {
     const wait = defineJob({ name: "wait-signal", schema: z.object({}), handler: () => sleep(1_000) });
     const jobs = await h.isolated([wait]);

@@ -1,11 +1,12 @@
 // Enqueue → handler start while one long job keeps a tick busy (its other slots free): the
-// running tick must still start new jobs promptly. Woken: the enqueue is followed by
-// `jobs.wake()`, as the platform entry points do before they would start a tick (a kick only
-// when no running tick here had room). Not woken (enqueued elsewhere): the running tick claims
+// running tick must still start new jobs promptly. Woken: an enqueue through this process's
+// queue, which wakes its running ticks, then `jobs.wake()`, as the platform entry points do before
+// they would start a tick (a kick only when no running tick here had room). Not woken (enqueued elsewhere): the running tick claims
 // again every JOBS_CLAIM_INTERVAL.
 import pg from "pg";
 import { z } from "zod";
 import { createJobs, defineJob, type Handoff, silentLogger, type TickReport } from "../../src/index.js";
+import { enqueueMany } from "../../src/enqueue.js";
 import type { Latency } from "../report.js";
 import { percentile, round } from "../stats.js";
 
@@ -61,7 +62,10 @@ export const measureBusyLatency = async (
       const k = key++;
       const handlerStarted = new Promise<number>((resolve) => started.set(k, resolve));
       const sent = performance.now();
-      await jobs.enqueue("probe", { k });
+      // An enqueue through this process's queue wakes its running ticks itself; one made elsewhere (another
+      // process, a database trigger) is the same insert without that.
+      if (wake) await jobs.enqueue("probe", { k });
+      else await enqueueMany(jobs.db, jobs.tables, jobs.registry, jobs.settings, [{ job: "probe", payload: { k } }], false);
       if (wake && !jobs.wake()) {
         kicks++;
         others.push(jobs.tick({ spawn }));

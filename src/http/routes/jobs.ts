@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import type { EnqueueItem } from "../../enqueue.js";
+import { type EnqueueItem, storedDueNow } from "../../enqueue.js";
 import { JobsError } from "../../errors.js";
 import { describeIssues } from "../../payload.js";
 import { JOB_STATUSES, type JobStatus } from "../../terms.js";
@@ -57,9 +57,6 @@ const toItem = (raw: unknown, where: Record<string, unknown>): EnqueueItem => {
   };
 };
 
-const dueNow = (item: EnqueueItem): boolean =>
-  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
-
 export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"> = {
   async enqueue(c, config) {
     const body = await readJson(c, config.maxBodyBytes);
@@ -74,8 +71,8 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
     const items = (batch ? body : [body]).map((raw, index) => toItem(raw, batch ? { index } : {}));
     if (header !== undefined) items[0] = { ...items[0]!, idempotencyKey: idempotencyKeyOf(c, items[0]!.idempotencyKey) };
     const results = await (await jobsOf(c)).enqueueUnchecked(items, { batch });
-    const fresh = results.flatMap((res, i) => (res.deduplicated || res.debounced ? [] : [{ id: res.id, due: dueNow(items[i]!) }]));
-    await notifyEnqueued(config, c, fresh.map((f) => f.id), fresh.some((f) => f.due));
+    const fresh = results.flatMap((res) => (res.deduplicated || res.debounced ? [] : [res.id]));
+    await notifyEnqueued(config, c, fresh, storedDueNow(items, results));
     const status = fresh.length > 0 ? 201 : 200;
     const shape = (res: (typeof results)[number]) => ({ id: res.id, deduplicated: res.deduplicated, ...(res.debounced !== undefined ? { debounced: res.debounced } : {}) });
     if (batch) return c.json({ items: results.map(shape) }, status);

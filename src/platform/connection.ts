@@ -3,6 +3,9 @@ import type { Env } from "../settings/library.js";
 import type { Db } from "../db.js";
 import { JobsError } from "../errors.js";
 
+/** How long a pool may take to open a connection (the statements' own bound is usually shorter). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /** A database handle opened for one invocation; `close` ends its connections before the invocation returns. */
 export interface Connection {
   readonly db: Db;

@@ -39,8 +39,23 @@ export const runInvocationTick = async (
     const jobs = jobsFromModule(d.module, { db: connection.db, settings });
     return await jobs.tick({ budgetMs: settings.tickBudgetMs, claimForMs, graceMs, handoff: req.handoff, signal: options.signal, spawn: options.spawn });
   } finally {
-    await connection.close();
+    await closeWithin(connection, Math.min(graceMs, MAX_CLOSE_MS));
   }
+};
+
+/** The longest an invocation waits for its pool to close before it answers anyway. */
+const MAX_CLOSE_MS = 2_000;
+
+/**
+ * Closes the connection, waiting at most `ms`: a pool waits for the connections it is still opening,
+ * and a database that took the connection but never answers held every invocation (the cron's and
+ * each kick) until the platform killed it, well past its limit. The statement bound plus this stays
+ * within the safety margin (the grace is at most half of it); the pool's connect timeout ends the rest.
+ */
+const closeWithin = async (connection: Connection, ms: number): Promise<void> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  await Promise.race([connection.close(), waited]).finally(() => clearTimeout(timer));
 };
 
 /** The ticks of this deployment running in this isolate, woken to claim what just became due; true when one has room. */

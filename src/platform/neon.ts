@@ -3,7 +3,7 @@ import { read } from "../settings/catalog.js";
 import { neon, neonConfig, Pool } from "@neondatabase/serverless";
 import type { Env } from "../settings/library.js";
 import { fromNeonHttp, fromPg } from "../db.js";
-import { type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
+import { CONNECT_TIMEOUT_MS, type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
 
 /**
  * Points the driver at a local, unencrypted endpoint instead of Neon's:
@@ -26,7 +26,7 @@ const configure = (env: Env): void => {
 /** A Neon Pool over WebSockets: one connection carries every statement of a tick. */
 export const neonPool = (env: Env, max = 5): Connection => {
   configure(env);
-  const pool = new Pool({ connectionString: databaseUrl(env), max });
+  const pool = new Pool({ connectionString: databaseUrl(env), max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   pool.on("error", logIdleConnectionError);
   return { db: fromPg(pool), close: () => pool.end() };
 };

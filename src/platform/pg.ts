@@ -2,10 +2,10 @@
 import pg from "pg";
 import type { Env } from "../settings/library.js";
 import { fromPg } from "../db.js";
-import { type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
+import { CONNECT_TIMEOUT_MS, type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
 
 export const pgPool = (env: Env, max = 5): Connection => {
-  const pool = new pg.Pool({ connectionString: databaseUrl(env), max });
+  const pool = new pg.Pool({ connectionString: databaseUrl(env), max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   pool.on("error", logIdleConnectionError);
   return { db: fromPg(pool), close: () => pool.end() };
 };

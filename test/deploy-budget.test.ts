@@ -14,7 +14,7 @@ import {
   VERCEL_TICK_MAX_DURATION_S,
   WORKERS_SCHEDULED,
 } from "../src/platform/budget.js";
-import { coalesced, kickTarget, postTick } from "../src/platform/kick.js";
+import { coalesced, kickTarget, postTick, tickAnswered } from "../src/platform/kick.js";
 import { tickLimits } from "../src/tick/limits.js";
 import { vercelLimit } from "../src/platform/vercel-tick.js";
 
@@ -46,6 +46,15 @@ describe("the Vercel kick's target", () => {
     await postTick({ CRON_SECRET: "s", VERCEL_URL: "my-app.vercel.app" }, { kick: true }, fetcher);
     await postTick({ VERCEL_URL: "my-app.vercel.app" }, { kick: true }, fetcher);
     expect(sent).toEqual(["https://my-app.vercel.app/api/tick Bearer s 1"]);
+  });
+});
+
+describe("a tick request's answer", () => {
+  it("is a failure unless 2xx, saying the status and the start of the body (Workers' fan-out through SELF ignored a 401)", async () => {
+    await expect(tickAnswered(new Response("{}", { status: 202 }))).resolves.toBeUndefined();
+    const refused = new Response(JSON.stringify({ error: { code: "unauthorized", message: "the token is not valid: this route takes CRON_SECRET" } }), { status: 401 });
+    await expect(tickAnswered(refused)).rejects.toThrow(/^the tick endpoint answered 401: .*this route takes CRON_SECRET/);
+    await expect(postTick({ CRON_SECRET: "s", VERCEL_URL: "x.vercel.app" }, { kick: true }, (async () => new Response("busy", { status: 503 })) as typeof fetch)).rejects.toThrow("answered 503: busy");
   });
 });
 

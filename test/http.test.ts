@@ -23,6 +23,16 @@ describe("auth", () => {
     expectError(await call("GET", "/api/stats", { token: `${NEW_TOKEN}x` }), 401, "unauthorized");
   });
 
+  it("takes a secret with inner spaces as a platform cron sends it", async () => {
+    const secret = "correct horse battery staple";
+    const app = createApp({ jobs, env: { CRON_SECRET: secret, JOBS_API_TOKEN: API_TOKENS } });
+    const tick = await app.request("/api/tick", { headers: { authorization: `Bearer ${secret}` } });
+    expect(tick.status).toBe(200);
+    const cut = await app.request("/api/tick", { headers: { authorization: "Bearer correct horse" } });
+    expect(cut.status).toBe(401);
+    expect(await cut.json()).toMatchObject({ error: { code: "unauthorized", details: { reason: "invalid_token" } } });
+  });
+
   it("keeps the cron secret and the API token apart", async () => {
     await reset();
     expectError(await call("POST", "/api/jobs", { token: CRON_SECRET, json: { job: "send-email", payload: { to: "a@b.co" } } }), 401, "unauthorized");

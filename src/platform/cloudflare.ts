@@ -11,7 +11,7 @@ import type { Handoff } from "../tick/types.js";
 import { kickEnabled, WORKERS_SCHEDULED } from "./budget.js";
 import { deploymentApp } from "./deployment-app.js";
 import { type Deployment, logSpawnError, runInvocationTick, wakeDeployment } from "./invocation.js";
-import { coalesced } from "./kick.js";
+import { coalesced, tickAnswered } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
 import { type TickRequest, tickRequest } from "../http/tick-request.js";
 import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type WorkerScheduledController } from "./workers.js";
@@ -30,7 +30,7 @@ const spawnThrough = (bindings: Record<string, unknown>, env: Env, ctx: WorkerEx
   if (!self || typeof self.fetch !== "function" || !secret) return undefined;
   return (handoffs: readonly Handoff[]) => {
     for (const handoff of handoffs) {
-      ctx.waitUntil(self.fetch(tickRequest("https://self/api/tick", secret, { handoff })).then((r) => r.arrayBuffer()).catch(logSpawnError));
+      ctx.waitUntil(self.fetch(tickRequest("https://self/api/tick", secret, { handoff })).then(tickAnswered).catch(logSpawnError));
     }
   };
 };

@@ -56,9 +56,13 @@ export const kickTarget = (env: Env): string | undefined => {
 export const postTick = async (env: Env, req: TickRequest, fetcher: typeof fetch = fetch, url = kickTarget(env)): Promise<void> => {
   const secret = read(env, "CRON_SECRET");
   if (!secret || !url) return;
-  const response = await fetcher(tickRequest(url, secret, req));
-  await response.arrayBuffer();
-  if (!response.ok) throw new Error(`the tick endpoint answered ${response.status}`);
+  await tickAnswered(await fetcher(tickRequest(url, secret, req)));
+};
+
+/** Reads a tick request's answer; throws, with the status and the start of the body, unless it is a 2xx. */
+export const tickAnswered = async (response: Response): Promise<void> => {
+  const body = await response.text();
+  if (!response.ok) throw new Error(`the tick endpoint answered ${response.status}: ${body.slice(0, 300)}`);
 };
 
 /** Whether ticks can be started over HTTP here (a target and CRON_SECRET to send). */

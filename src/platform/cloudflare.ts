@@ -61,13 +61,11 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
       connectRequest: neonForRequest,
       payloadSchemas: options.payloadSchemas,
       tick: (req: TickRequest, c: Context) => runInvocationTick(d, req, { spawn: spawnThrough(bindings, env, c.executionCtx as WorkerExecutionContext) }),
-      onDueNow: kickEnabled(env)
-        ? (c) => {
-            if (wakeDeployment(d)) return;
-            kickCtx = c.executionCtx as WorkerExecutionContext;
-            c.executionCtx.waitUntil(kick());
-          }
-        : undefined,
+      onDueNow: (c) => {
+        if (!kickEnabled(env) || wakeDeployment(d)) return;
+        kickCtx = c.executionCtx as WorkerExecutionContext;
+        c.executionCtx.waitUntil(kick());
+      },
     });
     return { app, kick };
   };

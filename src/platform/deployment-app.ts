@@ -4,6 +4,7 @@ import { jobsFromModule } from "../module/jobs-module.js";
 import type { Env } from "../settings/parse.js";
 import type { TickReport } from "../tick/types.js";
 import { platformSettings } from "./budget.js";
+import { checkKickSettings } from "./kick.js";
 import type { Connection } from "./connection.js";
 import type { Deployment } from "./invocation.js";
 import type { TickRequest } from "../http/tick-request.js";
@@ -33,6 +34,7 @@ export const deploymentApp = (d: DeploymentApp): Hono =>
     jobs: async () => {
       // Fails at the first request, with the variable named, when a setting is wrong.
       const settings = platformSettings(d.env, d.platform(), d.module.settings);
+      checkKickSettings(d.env);
       const connection = d.connectRequest(d.env);
       try {
         return { jobs: jobsFromModule(d.module, { db: connection.db, settings }), dispose: () => connection.close() };

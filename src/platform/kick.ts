@@ -69,5 +69,15 @@ export const tickAnswered = async (response: Response): Promise<void> => {
 export const canPostTick = (env: Env): boolean => kickTarget(env) !== undefined && read(env, "CRON_SECRET") !== undefined;
 
 /** The kick on Vercel-like platforms: a new tick invocation over HTTP, at most one in flight per isolate. */
-export const httpKick = (env: Env, fetcher: typeof fetch = fetch): (() => Promise<void>) | undefined =>
-  kickEnabled(env) ? coalesced(() => postTick(env, { kick: true, async: true }, fetcher)) : undefined;
+export const httpKick = (env: Env, fetcher: typeof fetch = fetch): (() => Promise<void>) =>
+  coalesced(() => postTick(env, { kick: true, async: true }, fetcher));
+
+/**
+ * Reads the settings of the kick and of ticks started over HTTP, so a wrong one fails every
+ * request as any wrong setting does (the variable named in the log, enqueues refused), not
+ * only the cron's tick (a malformed JOBS_KICK_URL) or every route at start-up (JOBS_KICK).
+ */
+export const checkKickSettings = (env: Env): void => {
+  kickEnabled(env);
+  kickTarget(env);
+};

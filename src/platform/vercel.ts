@@ -6,10 +6,10 @@ import type { JobsModule } from "../module/jobs-module.js";
 import type { Env } from "../settings/parse.js";
 import { VERCEL_TICK } from "./budget.js";
 import { deploymentApp } from "./deployment-app.js";
-import { runInvocationTick } from "./invocation.js";
-import { httpKick } from "./kick.js";
+import { httpKick, kickEnabled } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
+import { ApiError } from "../http/api-errors.js";
 
 export interface VercelOptions {
   /** Default: process.env. */
@@ -27,10 +27,15 @@ export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((re
     platform: () => VERCEL_TICK,
     connect: neonPool,
     connectRequest: neonForRequest,
-    // Reached only when routing sends /api/tick here instead of to the tick function.
-    tick: (req: Parameters<typeof runInvocationTick>[1]) => runInvocationTick(d, req),
+    // Reached only when routing sends a path like /api/tick/ or /api//tick here instead of to the tick function:
+    // a tick here would run in the Edge runtime (25 s to answer) with the Node function's budget. Refused.
+    tick: async () => {
+      throw new ApiError("no_route", "ticks run in the tick function, at /api/tick exactly: this path reached the API function (check JOBS_KICK_URL and the cron's path)");
+    },
     background: (work: Promise<unknown>) => waitUntil(work),
-    onDueNow: kick ? () => waitUntil(kick()) : undefined,
+    onDueNow: () => {
+      if (kickEnabled(env)) waitUntil(kick());
+    },
     payloadSchemas: zodPayloadSchemas,
   };
   const app = deploymentApp(d);

@@ -1,0 +1,59 @@
+// A wrong kick setting fails every request the way any wrong setting does: the variable named in the log,
+// 500 to the caller and nothing enqueued. Before, JOBS_KICK broke the whole Edge function at start-up (and
+// every Worker request with a bare exception), and a malformed JOBS_KICK_URL let the API take jobs that the
+// cron's tick, failing on it, would never run.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { cloudflareWorker } from "../src/platform/cloudflare.js";
+import { vercelApi } from "../src/platform/vercel.js";
+import { harness } from "./support/harness.js";
+import { type NeonHttp, startNeonHttp } from "./support/neon-http.js";
+
+const h = await harness("deploy_settings");
+const job = defineJob({ name: "note", schema: z.object({ n: z.number() }), handler: () => {} });
+const TOKEN = "token-settings-0123456789";
+let standIn: NeonHttp;
+beforeAll(async () => {
+  standIn = await startNeonHttp();
+});
+afterAll(async () => {
+  await standIn?.close();
+});
+
+const queued = async () => (await h.rows<{ n: number }>("SELECT count(*)::int AS n FROM jobs_queue"))[0]!.n;
+const enqueue = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ job: "note", payload: { n: 1 } }) };
+const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} };
+
+describe("wrong kick settings", () => {
+  it("JOBS_KICK and JOBS_KICK_URL are read at each request, as the other settings are", async () => {
+    const env = (extra: Record<string, string>) => ({ DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off", ...extra });
+    const answers: Array<[string, number, number]> = [];
+    const extras: Array<Record<string, string>> = [{}, { JOBS_KICK: "maybe" }, { JOBS_KICK_URL: "my-app.vercel.app/api/tick" }];
+    for (const extra of extras) {
+      const vercel = vercelApi({ jobs: [job] }, { env: env(extra) });
+      const before = await queued();
+      const response = await vercel(new Request("https://app.example/api/jobs", enqueue));
+      answers.push([`vercel ${JSON.stringify(extra)}`, response.status, (await queued()) - before]);
+      const worker = cloudflareWorker({ jobs: [job] });
+      const workerResponse = await worker.fetch(new Request("https://app.example/api/jobs", enqueue), env(extra), ctx);
+      expect(workerResponse.headers.get("content-type")).toMatch(/json/);
+      answers.push([`worker ${JSON.stringify(extra)}`, workerResponse.status, (await queued()) - before - (response.status === 201 ? 1 : 0)]);
+    }
+    // A path the rewrite sends to the API function instead of the tick function is refused there: no tick in the Edge runtime.
+    const vercel = vercelApi({ jobs: [job] }, { env: { ...env({}), CRON_SECRET: "cron-secret-0123456789" } });
+    for (const path of ["/api/tick/", "/api//tick"]) {
+      const response = await vercel(new Request(`https://app.example${path}`, { headers: { authorization: "Bearer cron-secret-0123456789" } }));
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toMatchObject({ error: { code: "no_route" } });
+    }
+    expect(answers).toEqual([
+      ["vercel {}", 201, 1],
+      ["worker {}", 201, 1],
+      ['vercel {"JOBS_KICK":"maybe"}', 500, 0],
+      ['worker {"JOBS_KICK":"maybe"}', 500, 0],
+      ['vercel {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
+      ['worker {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
+    ]);
+  });
+});

@@ -181,6 +181,36 @@ describe("live dashboard pages", () => {
     await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
   });
 
+  it("marks the page when a refresh gets no answer at all, and says so when the session has ended", async () => {
+    await page.goto(url("/"));
+    // The server gone (the connection refused): the fetch itself fails.
+    await page.route(/\/dashboard\//, (route) => (route.request().headers()["x-pgtick-live"] ? route.abort("connectionrefused") : route.continue()));
+    try {
+      await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(1);
+    } finally {
+      await page.unroute(/\/dashboard\//);
+    }
+    await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
+    // Logged out elsewhere: the next refresh is sent to the login; the page stops and says why.
+    const other = await browser.newContext();
+    const second = await other.newPage();
+    try {
+      await other.addCookies(await page.context().cookies());
+      await second.goto(url("/"));
+      await second.getByRole("button", { name: "Log out" }).click();
+      await expect.poll(() => page.locator("body[data-ended]").count(), LIVE).toBe(1);
+      const banner = await page.evaluate(() => getComputedStyle(document.body, "::before").content);
+      expect(banner).toContain("the session has ended");
+    } finally {
+      await other.close();
+    }
+    // Log in again for what follows.
+    await page.goto(url("/login"));
+    await page.getByLabel("Dashboard password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL(url("/"));
+  });
+
   it("after a refused Cancel, shows the job at its own address and keeps it live, not the action's", async () => {
     const { id } = await jobs.enqueue("held", { n: 7 });
     await page.goto(url(`/jobs/${id}`));

@@ -4,8 +4,9 @@
  * `data-url`, so it is not the action that is fetched) and swaps in each `[data-live]` region by id: the server
  * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
- * the session is gone (a redirect to the login). A failed answer marks the page as not up to date
- * (`data-stale` on the body, which the stylesheet shows) until one succeeds. Its requests carry `x-pgtick-live: 1`.
+ * the session is gone (a redirect to the login), marking the page `data-ended`. A failed answer, or
+ * no answer at all, marks it as not up to date (`data-stale`) until one succeeds; the stylesheet
+ * shows both. Its requests carry `x-pgtick-live: 1`.
  */
 const SOURCE = `(()=>{
 const u=document.querySelector("main[data-url]")?.dataset.url;
@@ -18,7 +19,7 @@ if(document.hidden||busy)return;
 busy=1;
 try{
 const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual"});
-if(r.type=="opaqueredirect"||r.status==401)return;
+if(r.type=="opaqueredirect"||r.status==401){document.body.setAttribute("data-ended","");return}
 document.body.toggleAttribute("data-stale",!r.ok);
 if(!r.ok)throw 0;
 const d=new DOMParser().parseFromString(await r.text(),"text/html");
@@ -29,7 +30,7 @@ const on=[...n.querySelectorAll("input:checked")].map(i=>i.value);
 n.replaceWith(m);
 for(const i of m.querySelectorAll("input[type=checkbox]"))if(on.includes(i.value))i.checked=true;
 }
-}catch{}
+}catch{document.body.setAttribute("data-stale","")}
 busy=0;
 if(!document.hidden)t=setTimeout(poll,MS);
 };

@@ -42,7 +42,9 @@ button.danger{background:#fff;border-color:var(--bad);color:var(--bad)}
 .notice{padding:10px 12px;border-radius:6px;border:1px solid #8ac4a0;background:#e6f4ea;margin-bottom:12px}
 .alert{padding:10px 12px;border-radius:6px;border:1px solid #e5a3a3;background:#fdecea;margin-bottom:12px}
 .field-error{color:var(--bad);font-size:.9rem;margin:4px 0 0;padding-left:18px}
-body[data-stale]::before{content:"Not up to date: the last refresh failed (the database did not answer). Retrying.";display:block;padding:6px 12px;background:#fff4e5;border-bottom:1px solid var(--warn);color:#7a4b00}
+body[data-stale]::before,body[data-ended]::before{display:block;padding:6px 12px;background:#fff4e5;border-bottom:1px solid var(--warn);color:#7a4b00}
+body[data-stale]::before{content:"Not up to date: the last refresh failed (the server or the database did not answer). Retrying."}
+body[data-ended]::before{content:"Not up to date: the session has ended (logged out here or in another tab, or expired). Reload the page to log in again."}
 .badge{display:inline-block;padding:0 8px;border-radius:10px;font-size:.8rem;border:1px solid var(--line);background:#fff}
 .badge.running{border-color:#1f6feb;color:#0a58ca}.badge.succeeded{border-color:var(--ok);color:var(--ok)}.badge.dead{border-color:var(--bad);color:var(--bad)}.badge.paused{border-color:var(--warn);color:var(--warn)}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;word-break:break-word}

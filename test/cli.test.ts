@@ -143,6 +143,33 @@ describe("tick", () => {
   });
 });
 
+describe("telemetry", () => {
+  it("sends on what the module's observer recorded before it exits (a batch processor held the tick's spans)", async () => {
+    const { cli, env } = await fresh();
+    mkdirSync(join(root, "test-results"), { recursive: true });
+    const dir = mkdtempSync(join(root, "test-results", "pgtick-otel-"));
+    try {
+      const mod = join(dir, "jobs.ts");
+      writeFileSync(mod, [
+        `import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";`,
+        `import { openTelemetry } from ${JSON.stringify(resolve(root, "src/otel/index.ts"))};`,
+        `export * from ${JSON.stringify(jobsModule)};`,
+        `const exporter = new InMemorySpanExporter();`,
+        // A long delay: only a flush sends the spans before the process would exit.
+        `const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 60_000 })] });`,
+        `(globalThis as { cliSpans?: InMemorySpanExporter }).cliSpans = exporter;`,
+        `export const observer = openTelemetry({ tracerProvider });`,
+      ].join("\n"));
+      const ticked = await cli(["tick", "--jobs", mod, "--json"], { JOBS_TABLE_PREFIX: env.JOBS_TABLE_PREFIX });
+      expect(ticked.code).toBe(0);
+      const exporter = (globalThis as { cliSpans?: { getFinishedSpans(): Array<{ name: string }> } }).cliSpans;
+      expect(exporter?.getFinishedSpans().map((s) => s.name)).toContain("pgtick.tick");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("configuration and connection errors", () => {
   it("names what is missing or unreachable, with exit codes 6 and 7", async () => {
     const { cli, prefix } = await fresh();

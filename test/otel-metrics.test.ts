@@ -55,6 +55,30 @@ describe("OpenTelemetry metrics", () => {
   });
 });
 
+describe("a broken span processor", () => {
+  it("costs the spans only: the run metrics are still recorded, and a thrown non-Error's text is the span's status", async () => {
+    const failing = new BasicTracerProvider({
+      spanProcessors: [{ onStart: () => {}, onEnd: () => { throw new Error("exporter misconfigured"); }, forceFlush: async () => {}, shutdown: async () => {} }],
+    });
+    const statuses: string[] = [];
+    const seeing = new BasicTracerProvider({ spanProcessors: [{ onStart: () => {}, onEnd: (span) => void statuses.push(span.status.message ?? ""), forceFlush: async () => {}, shutdown: async () => {} }] });
+    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
+    const odd = defineJob({ name: "odd", schema: z.object({}), maxAttempts: 1, handler: () => { throw { message: "an object" }; } });
+    const broken = createJobs({ db: h.main, jobs: [ok], settings: { tablePrefix: "m2_" }, logger: silentLogger, observer: openTelemetry({ tracerProvider: failing, meterProvider }) });
+    await broken.migrate();
+    await broken.enqueueMany([{ job: "ok", payload: {} }, { job: "ok", payload: {} }]);
+    expect(await broken.tick({ budgetMs: 10_000 })).toMatchObject({ succeeded: 2 });
+    const m = await exported(broken.tables.prefix);
+    expect(m.get("pgtick.runs")!.points.map((p) => p.value)).toEqual([2]);
+
+    const plain = createJobs({ db: h.main, jobs: [odd], settings: { tablePrefix: "m3_" }, logger: silentLogger, observer: openTelemetry({ tracerProvider: seeing, meterProvider }) });
+    await plain.migrate();
+    await plain.enqueue("odd", {});
+    expect(await plain.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    expect(statuses).toContain("an object");
+  });
+});
+
 describe("without @opentelemetry/api", () => {
   const bundle = async (entry: string) => {
     const { build } = await import("esbuild");

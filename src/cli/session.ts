@@ -7,7 +7,9 @@ import { type Env, settingsFromEnv } from "../settings/library.js";
 import { runningDevServer } from "../dev/paths.js";
 import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
+import { errorText } from "../error-text.js";
 import { isJobsError } from "../errors.js";
+import type { Observer } from "../observe/observer.js";
 import { CliError, EXIT, oneLine } from "../exit-codes.js";
 
 /**
@@ -26,6 +28,14 @@ export const connectTimeoutMs = (url: string): number => {
 };
 /** How long closing the pool may wait for connections still out. */
 const CLOSE_WAIT_MS = 2_000;
+/** The most the CLI waits for the jobs module's observer to send what it recorded before it exits. */
+const FLUSH_WAIT_MS = 5_000;
+
+/** Waits for `work`, at most `ms`. */
+const within = async (work: Promise<unknown>, ms: number): Promise<void> => {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([work, new Promise<void>((done) => (timer = setTimeout(done, ms)))]).finally(() => clearTimeout(timer));
+};
 import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
 import { loadJobsModule } from "../module/load-module.js";
 
@@ -58,6 +68,7 @@ export type JobsNeed = "required" | "optional" | "none";
  */
 export class Session {
   private pool: pg.Pool | undefined;
+  private observer: Observer | undefined;
   constructor(
     readonly io: CliIo,
     readonly globals: Globals,
@@ -96,6 +107,7 @@ export class Session {
 
   async jobs(need: JobsNeed, purpose: string): Promise<AnyJobs> {
     const mod = await this.module(need, purpose);
+    this.observer = mod?.observer;
     const settings = settingsFromEnv(this.io.env, mod?.settings);
     if (!this.pool) {
       const url = this.databaseUrl();
@@ -126,12 +138,25 @@ export class Session {
    * database did not answer) may never be released, and the command's answer is already out.
    */
   async close(): Promise<void> {
+    await this.flushObserver();
     const pool = this.pool;
     this.pool = undefined;
-    if (!pool) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([pool.end(), new Promise<void>((done) => (timer = setTimeout(done, CLOSE_WAIT_MS)))]);
-    clearTimeout(timer);
+    if (pool) await within(pool.end(), CLOSE_WAIT_MS);
+  }
+
+  /**
+   * The process exits as soon as the command is done: spans and metrics an exporter still holds
+   * (a batch processor, a periodic reader, any network exporter) would be lost without this.
+   */
+  private async flushObserver(): Promise<void> {
+    const observer = this.observer;
+    this.observer = undefined;
+    if (!observer?.flush) return;
+    try {
+      await within(observer.flush(), FLUSH_WAIT_MS);
+    } catch (error) {
+      this.logger.log("warn", "the observer could not send what it recorded", { error: errorText(error) });
+    }
   }
 
   out(text: string): void {

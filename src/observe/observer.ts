@@ -15,6 +15,8 @@ export interface Observer {
   traceparent?(): string | undefined;
   /** A tick starts; what it returns sees the tick's runs and its end. */
   tick?(info: TickInfo): TickObservation | undefined;
+  /** Sends on what was recorded: a process about to exit (the CLI) calls it, waiting a few seconds at most. */
+  flush?(): Promise<void>;
 }
 
 export interface TickInfo {

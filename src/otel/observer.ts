@@ -2,6 +2,7 @@ import {
   type Attributes, context, type Context, type Meter, type MeterProvider, metrics, type Span, SpanKind, SpanStatusCode, trace,
   type Tracer, type TracerProvider,
 } from "@opentelemetry/api";
+import { errorText } from "../error-text.js";
 import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation } from "../observe/observer.js";
 import type { TickReport } from "../tick/types.js";
 import { type Instruments, instrumentsFor } from "./metrics.js";
@@ -19,16 +20,28 @@ export interface OpenTelemetryOptions {
   readonly meterProvider?: MeterProvider;
 }
 
-/** Marks a span failed: the exception recorded (an Error, or the text of one), the status ERROR with its message. */
+/**
+ * Marks a span failed: the exception recorded (an Error, or the text of one, as the run's history
+ * stores it), the status ERROR with its message.
+ */
 const fail = (span: Span, error: unknown, fallback: string) => {
   if (error instanceof Error) {
     span.recordException(error);
     span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.name}: ${error.message}` });
-  } else {
-    const message = typeof error === "string" && error.length > 0 ? error : fallback;
-    if (error !== undefined) span.recordException(message);
-    span.setStatus({ code: SpanStatusCode.ERROR, message });
+    return;
   }
+  const text = error === undefined ? "" : errorText(error);
+  if (text.length > 0) span.recordException(text);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: text.length > 0 ? text : fallback });
+};
+
+const flushable = (provider: unknown): provider is { forceFlush(): Promise<unknown> } =>
+  typeof (provider as { forceFlush?: unknown } | undefined)?.forceFlush === "function";
+
+/** The SDK's provider behind the API's global proxy (the proxy itself cannot flush). */
+const delegateOf = (provider: TracerProvider): unknown => {
+  const proxy = provider as { getDelegate?: () => unknown };
+  return typeof proxy.getDelegate === "function" ? proxy.getDelegate() : provider;
 };
 
 const reportAttributes = (r: TickReport): Attributes => ({
@@ -61,12 +74,13 @@ const runObservation = (tracer: Tracer, instruments: Instruments, parent: Contex
   return {
     within: (fn) => context.with(own, fn),
     end(result: RunEnd) {
+      // The metrics first: a span processor that throws (a broken exporter) must not lose them too.
+      instruments.run(queue, run.jobName, result);
       span.setAttributes({ [ATTR.outcome]: result.outcome, [ATTR.durationMs]: result.durationMs, ...(result.reason ? { [ATTR.deadReason]: result.reason } : {}) });
       if (result.outcome === "lease_lost") fail(span, result.error, "lease lost: another tick took the job over, or the settlement was not written");
       else if (result.outcome === "retried") fail(span, result.error, "the attempt failed; it will be retried");
       else if (result.outcome === "dead_lettered") fail(span, result.error, `dead-lettered (${result.reason ?? "failed"})`);
       span.end();
-      instruments.run(queue, run.jobName, result);
     },
   };
 };
@@ -103,5 +117,9 @@ export const openTelemetry = (options: OpenTelemetryOptions = {}): Observer => (
     const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
     const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
     return tickObservation(tracer, instrumentsFor(meter), info);
+  },
+  async flush() {
+    const providers = [delegateOf(options.tracerProvider ?? trace.getTracerProvider()), options.meterProvider ?? metrics.getMeterProvider()];
+    await Promise.all(providers.filter(flushable).map((p) => p.forceFlush()));
   },
 });

@@ -71,14 +71,6 @@ const insertResolvingKeys = async (db: Db, t: Tables, rows: readonly NewJobRow[]
  * Validates every item first (nothing is written if one is bad; the error names
  * its index), then inserts all of them in one statement.
  */
-/** Whether an item asks to run now (no delay, no debounce delay, a `runAt` not in the future). */
-const dueNow = (item: EnqueueItem): boolean =>
-  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
-
-/** Whether an enqueue stored a new job due now: what wakes a running tick or kicks a new one. */
-export const storedDueNow = (items: readonly EnqueueItem[], results: readonly EnqueueResult[]): boolean =>
-  results.some((r, i) => !r.deduplicated && !r.debounced && dueNow(items[i]!));
-
 export const enqueueMany = async (
   db: Db,
   t: Tables,

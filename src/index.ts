@@ -7,7 +7,7 @@ export type { QueueAdmin, DeadLettersAdmin, RunsAdmin, ListJobsQuery, ListDeadLe
 export { RUN_OUTCOMES, type RunOutcome, type RunSummary, type RunView } from "./store/runs/run-views.js";
 export type { LogLine } from "./store/tick/history.js";
 export type { Observer, TickInfo, TickObservation, RunInfo, RunObservation, RunEnd, RunOutcome as ObservedRunOutcome } from "./observe/observer.js";
-export { JobsError, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
+export { JobsError, MigrationLocked, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
 export { fromPg, fromNeonHttp, countingDb, StatementTimeout, type Db, type PgLike, type QueryResult, type QueryOptions } from "./db.js";
 export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type JobsSettings, type JobsSettingsInput } from "./settings/library.js";
 export { jsonLogger, memoryLogger, silentLogger, type Logger, type LogLevel } from "./log.js";
@@ -24,3 +24,4 @@ export type { Stats, QueueDepth, MinuteCounts } from "./store/admin/stats.js";
 export { PAYLOAD_PREVIEW_CHARS, type JobView, type JobSummary, type DeadLetterView, type DeadLetterSummary, type PayloadPreview } from "./store/admin/views.js";
 export type { Page } from "./store/shared/paging.js";
 export type { Tables } from "./store/shared/tables.js";
+export type { WaitingOn } from "./flow/waiting.js";

@@ -1,7 +1,8 @@
 import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./settings/library.js";
 import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
 import { errorText } from "./error-text.js";
-import { enqueueMany, storedDueNow, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
+import { storedDueNow } from "./due-now.js";
+import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger, safeLogger } from "./log.js";
 import { migrate, schemaChecked } from "./migrate.js";

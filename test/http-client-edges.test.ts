@@ -13,7 +13,8 @@ import { harness } from "./support/harness.js";
 
 const h = await harness("client_edges");
 const maybe = defineJob({ name: "maybe", schema: z.object({ n: z.number().nullable() }), output: z.object({ twice: z.number() }), handler: () => ({ twice: 2 }) });
-const jobList = [maybe] as const;
+const big = defineJob({ name: "big", schema: z.object({}), output: z.object({ s: z.string() }), handler: () => ({ s: "x".repeat(70_000) }) });
+const jobList = [maybe, big] as const;
 const jobs = createJobs({ db: h.main, jobs: jobList, logger: silentLogger });
 const server = await serveOnLoopback(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET } }));
 afterAll(() => server.close());
@@ -125,6 +126,28 @@ describe("waitForResult's options", () => {
     const timedOut = await down.waitForResult(id, { timeoutMs: 300, intervalMs: 20 }).catch((e: unknown) => e);
     expect(timedOut).toMatchObject({ code: "timeout" });
     expect((timedOut as Error).cause).toMatchObject({ message: "fetch failed" });
+  });
+});
+
+describe("more that the client refuses or reports", () => {
+  it("refuses a bigint before sending; polls no faster than every 50 ms; says an output too large to keep was not kept", async () => {
+    let requests = 0;
+    const counting = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: (request: Request) => (requests++, fetch(request)) });
+    const e = await counting.enqueue("maybe", { n: 10n as unknown as number }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ status: 422, code: "invalid_payload", details: { issues: [{ path: ["n"], code: "not_finite" }] } });
+    expect(requests).toBe(0);
+
+    // A job no tick runs: a wait of 1 s with an interval of 0 polls at 50, 100, 200, 400 ms (it sent hundreds).
+    const { id } = await client.enqueue("maybe", { n: 1 }, { delayMs: 60_000 });
+    requests = 0;
+    await expect(counting.waitForResult(id, { timeoutMs: 1_000, intervalMs: 0 })).rejects.toMatchObject({ code: "timeout" });
+    expect(requests).toBeLessThanOrEqual(6);
+
+    const large = await client.enqueue("big", {});
+    await jobs.tick({ budgetMs: 5_000 });
+    const truncated = await client.waitForResult(large.id, { timeoutMs: 5_000 }).catch((x: unknown) => x);
+    expect(truncated).toBeInstanceOf(JobsWaitError);
+    expect(truncated).toMatchObject({ code: "output_truncated", job: { status: "succeeded", outputTruncated: true } });
   });
 });
 

@@ -8,4 +8,4 @@ const { id } = await client.enqueue("send-email", { to: "ada@example.com" }, { i
 const result = await client.waitForResult(id, { timeoutMs: 30_000 }); // typed: { accepted: boolean }
 console.log(result.accepted);
 await client.deadLetters.replay(id, { payload: { to: "fixed@example.com" } }).catch((e: JobsApiError) => e.code);
-await client.waitForResult(id).catch((e: JobsWaitError) => e.code); // "dead" | "cancelled" | "not_found" | "timeout"
+await client.waitForResult(id).catch((e: JobsWaitError) => e.code); // "dead" | "cancelled" | "not_found" | "timeout" | "output_truncated"

@@ -9,7 +9,6 @@ import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
 import { errorText } from "../error-text.js";
 import { isJobsError } from "../errors.js";
-import type { Observer } from "../observe/observer.js";
 import { CliError, EXIT, oneLine } from "../exit-codes.js";
 
 /**
@@ -68,7 +67,7 @@ export type JobsNeed = "required" | "optional" | "none";
  */
 export class Session {
   private pool: pg.Pool | undefined;
-  private observer: Observer | undefined;
+  private observer: JobsModule["observer"];
   constructor(
     readonly io: CliIo,
     readonly globals: Globals,

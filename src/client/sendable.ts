@@ -3,9 +3,11 @@
 // too, before sending, with the codes the library gives. An invalid Date is refused as an option (the
 // library refuses such a runAt); in a payload it is left alone, as the library leaves it (it becomes null).
 
-/** The path to the first NaN or ±Infinity (and, with `dates`, invalid Date) in a value, or undefined. */
+/** The path to the first NaN, ±Infinity or bigint (and, with `dates`, invalid Date) in a value, or undefined. */
 export const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+  // JSON.stringify throws on a bigint: refused here with a code, as the library refuses it.
+  if (typeof value === "bigint") return path;
   if (value instanceof Date) return dates && Number.isNaN(value.getTime()) ? path : undefined;
   if (value === null || typeof value !== "object" || seen.has(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
   seen.add(value);
@@ -33,6 +35,6 @@ export const unsendableItem = (
   }
   const at = unsendable(item.payload, false);
   if (!at) return undefined;
-  const message = "a number JSON cannot hold (NaN or Infinity)";
+  const message = "a number JSON cannot hold (NaN, Infinity or a bigint)";
   return { code: "invalid_payload", message: `payload for ${String(item.job)} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
 };

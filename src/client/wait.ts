@@ -4,17 +4,20 @@ import type { JobView } from "../store/admin/views.js";
 export interface WaitOptions {
   /** Give up after this long (default 30 s): rejects with a `JobsWaitError` of code `timeout`. */
   readonly timeoutMs?: number;
-  /** First pause between polls (default 250 ms); it doubles up to 2 s. */
+  /** First pause between polls (default 250 ms, at least 50 ms); it doubles up to 2 s. */
   readonly intervalMs?: number;
   /** Stops waiting (rejects with the signal's reason). */
   readonly signal?: AbortSignal;
 }
 
-/** Why `waitForResult` gave up: the job died (`dead`), was cancelled (`cancelled`), is not known (`not_found`), or time ran out (`timeout`). */
+/**
+ * Why `waitForResult` gave up: the job died (`dead`), was cancelled (`cancelled`), is not known
+ * (`not_found`), time ran out (`timeout`), or it succeeded with an output too large to keep (`output_truncated`).
+ */
 export class JobsWaitError extends Error {
   override readonly name = "JobsWaitError";
   constructor(
-    readonly code: "dead" | "cancelled" | "not_found" | "timeout",
+    readonly code: "dead" | "cancelled" | "not_found" | "timeout" | "output_truncated",
     message: string,
     /** The job as last seen (for `dead`: its reason and last error). */
     readonly job: JobView | null,
@@ -42,6 +45,7 @@ const pause = (ms: number, signal: AbortSignal) =>
 
 /** However short the timeout, the first poll has this long to answer (a finished job is then returned). */
 const FIRST_POLL_MS = 1_000;
+const MIN_INTERVAL_MS = 50;
 /** The longest delay a timer takes; a wait longer than this is not cut. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -67,7 +71,8 @@ export const waitForResult = async (
   const timer = cutAt <= MAX_TIMER_MS ? setTimeout(() => controller.abort(), cutAt) : undefined;
   const onAbort = () => controller.abort(external!.reason);
   external?.addEventListener("abort", onAbort, { once: true });
-  let interval = options.intervalMs ?? 250;
+  // A zero or negative interval would poll as fast as the server answers.
+  let interval = Math.max(MIN_INTERVAL_MS, Number.isNaN(options.intervalMs) ? 0 : (options.intervalMs ?? 250));
   let seen: JobView | null = null;
   let failure: unknown;
   const ended = () => {
@@ -97,10 +102,14 @@ export const waitForResult = async (
         continue;
       }
       seen = job;
-      if (job?.status === "succeeded") return job.output;
+      if (job?.status === "succeeded") {
+        // Its output was not kept: null here would pass for a value of the output's type.
+        if (job.outputTruncated) throw new JobsWaitError("output_truncated", `job ${id} succeeded, but what it returned was too large to keep (JOBS_MAX_OUTPUT_BYTES) or not JSON`, job);
+        return job.output;
+      }
       if (job?.status === "dead") throw new JobsWaitError("dead", `job ${id} died (${job.reason ?? "dead"}): ${job.lastError ?? "no error recorded"}`, job);
       if (job?.status === "cancelled") throw new JobsWaitError("cancelled", `job ${id} was cancelled`, job);
-      if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, null);
+      if (!job) throw new JobsWaitError("not_found", `no job ${id}: never enqueued, or older than the run history keeps (with history off, a finished job is not kept at all)`, null);
       await rest();
     }
   } finally {

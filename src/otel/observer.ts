@@ -2,7 +2,6 @@ import {
   type Attributes, context, type Context, type Meter, type MeterProvider, metrics, type Span, SpanKind, SpanStatusCode, trace,
   type Tracer, type TracerProvider,
 } from "@opentelemetry/api";
-import { errorText } from "../error-text.js";
 import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation } from "../observe/observer.js";
 import type { TickReport } from "../tick/types.js";
 import { type Instruments, instrumentsFor } from "./metrics.js";
@@ -30,9 +29,22 @@ const fail = (span: Span, error: unknown, fallback: string) => {
     span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.name}: ${error.message}` });
     return;
   }
-  const text = error === undefined ? "" : errorText(error);
+  const text = thrownText(error);
   if (text.length > 0) span.recordException(text);
   span.setStatus({ code: SpanStatusCode.ERROR, message: text.length > 0 ? text : fallback });
+};
+
+/** The text of a thrown value that is no Error: a string, an object's message, else its JSON (this entry pulls in nothing of the core). */
+const thrownText = (error: unknown): string => {
+  if (error === undefined) return "";
+  if (typeof error === "string") return error;
+  try {
+    const message = (error as { message?: unknown } | null)?.message;
+    if (typeof message === "string") return message;
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return "[an error that could not be read]";
+  }
 };
 
 const flushable = (provider: unknown): provider is { forceFlush(): Promise<unknown> } =>

@@ -16,6 +16,9 @@ import { neonForRequest, neonPool } from "./neon.js";
 import { type TickRequest, tickRequest } from "../http/tick-request.js";
 import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type WorkerScheduledController } from "./workers.js";
 
+/** The shape of a jobs module, the argument of this entry point. */
+export type { JobsModule } from "../module/jobs-module.js";
+
 /** The name of the service binding to the worker itself (wrangler.toml's `[[services]]`). */
 export const SELF_BINDING = "SELF";
 

@@ -12,6 +12,9 @@ import { pgPool } from "./pg.js";
 import type { TickRequest } from "../http/tick-request.js";
 import type { VercelOptions } from "./vercel.js";
 
+/** The shape of a jobs module, the argument of this entry point. */
+export type { JobsModule } from "../module/jobs-module.js";
+
 /**
  * This invocation's limit: what is left until the deadline Vercel gives it (a `maxDuration` raised
  * past 60 s raises the budget with it); without one (local runs, tests) maxDuration stands.

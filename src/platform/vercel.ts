@@ -11,6 +11,9 @@ import { neonForRequest, neonPool } from "./neon.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
 import { ApiError } from "../http/api-errors.js";
 
+/** The shape of a jobs module, the argument of this entry point. */
+export type { JobsModule } from "../module/jobs-module.js";
+
 export interface VercelOptions {
   /** Default: process.env. */
   readonly env?: Env;

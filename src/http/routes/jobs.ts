@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
-import { type EnqueueItem, storedDueNow } from "../../enqueue.js";
+import { storedDueNow } from "../../due-now.js";
+import type { EnqueueItem } from "../../enqueue.js";
 import { JobsError } from "../../errors.js";
 import { describeIssues } from "../../payload.js";
 import { JOB_STATUSES, type JobStatus } from "../../terms.js";

@@ -1,0 +1,20 @@
+/**
+ * Whether an enqueue stored a new job due now: what wakes a running tick (`createJobs`) or kicks a
+ * new one (the HTTP API's hook). A leaf, so the API decides it as the library does without pulling
+ * in the enqueue path.
+ */
+
+/** What decides when an item is due: the enqueue options. */
+export interface DueOptions {
+  readonly runAt?: Date | string;
+  readonly delayMs?: number;
+  readonly debounce?: { readonly delayMs?: number };
+}
+
+/** Whether an item asks to run now (no delay, no debounce delay, a `runAt` not in the future). */
+const dueNow = (item: DueOptions): boolean =>
+  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
+
+/** Whether an enqueue stored at least one new job (not a duplicate, not a debounce) that is due now. */
+export const storedDueNow = (items: readonly DueOptions[], results: ReadonlyArray<{ readonly deduplicated: boolean; readonly debounced?: boolean }>): boolean =>
+  results.some((r, i) => !r.deduplicated && !r.debounced && dueNow(items[i]!));

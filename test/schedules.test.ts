@@ -151,6 +151,38 @@ describe("sync from code", () => {
     expect(row).toEqual({ cron: "*/20 * * * *", payload: { kind: "c" } });
   });
 
+  it("two deployments with different definitions side by side: a sync that read after the other's tick never runs its occurrence again", async () => {
+    const w = await world("2024-05-01T09:58:30Z");
+    const every = (payload: string): ScheduleDefinition => ({ name: "m", cron: "* * * * *", job: "report", payload: { kind: payload } });
+    const a = w.make([every("A")]);
+    await a.tick({ budgetMs: 5_000 });
+    // B's sync is held between its probe (at 09:59:59.5) and its read of the rows, while A handles 10:00.
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => (letGo = r));
+    let reading!: () => void;
+    const reached = new Promise<void>((r) => (reading = r));
+    const holding: Db = {
+      query: async (text, params, options) => {
+        if (/definition_hash, (s\.)?paused/.test(text)) (reading(), await held);
+        return h.db.query(text, params, options);
+      },
+    };
+    const b = w.make([every("B")], holding);
+    w.set("2024-05-01T09:59:59.500Z");
+    const bTick = b.tick({ budgetMs: 10_000 });
+    await reached;
+    w.set("2024-05-01T10:00:00.200Z");
+    await a.tick({ budgetMs: 5_000 });
+    expect(w.runs).toEqual(["schedule:m:2024-05-01T10:00:00.000Z"]);
+    letGo();
+    await bTick;
+    w.set("2024-05-01T10:00:30Z");
+    await b.tick({ budgetMs: 5_000 });
+    w.set("2024-05-01T10:01:00.100Z");
+    await b.tick({ budgetMs: 5_000 });
+    expect(w.runs).toEqual(["schedule:m:2024-05-01T10:00:00.000Z", "schedule:m:2024-05-01T10:01:00.000Z"]);
+  });
+
   it("a changed payload reaches the next occurrence", async () => {
     const w = await world("2024-05-01T09:30:00Z");
     await w.make([hourly("p")]).tick({ budgetMs: 5_000 });

@@ -154,9 +154,13 @@ export const createScheduling = (env: {
   });
 
   /** Brings the table in line with the code: two statements, only when the set hash differs. */
-  const sync = async (client: Db, nowMs: number) => {
+  const sync = async (client: Db) => {
     const { byName: hashOf, set } = await hashes();
-    const heads = new Map((await readScheduleHeads(client, tables)).map((r) => [r.name, r]));
+    const read = await readScheduleHeads(client, tables);
+    // The time of the read (a test's clock, else the database's), never the probe's: a tick of another
+    // deployment may have handled an occurrence since, and starting before it would run it again.
+    const nowMs = clock ? clock().getTime() : read.nowMs;
+    const heads = new Map(read.rows.map((r) => [r.name, r]));
     const write: { insert: ScheduleRowInput[]; update: Array<SyncWrite["update"][number]> } = { insert: [], update: [] };
     for (const p of prepared) {
       const hash = hashOf.get(p.schedule.name)!;
@@ -204,7 +208,7 @@ export const createScheduling = (env: {
       try {
         const nowMs = Number(values[PROBE_COLUMNS.now]);
         const { set } = await hashes();
-        if (values[PROBE_COLUMNS.hash] !== set) await sync(tick.db, nowMs);
+        if (values[PROBE_COLUMNS.hash] !== set) await sync(tick.db);
         const due = values[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
         return due && due.length > 0 ? await materialize(tick.db, due, nowMs) : 0;
       } catch (error) {

@@ -9,12 +9,18 @@ export interface StoredScheduleRow {
   readonly next_ms: number;
 }
 
-/** Every row's identity and position: what a sync needs to decide what to write. */
-export const readScheduleHeads = async (db: Db, t: Tables): Promise<StoredScheduleRow[]> => {
-  const { rows } = await db.query<StoredScheduleRow>(
-    `SELECT name, definition_hash, paused, (extract(epoch FROM next_run_at) * 1000)::float8 AS next_ms FROM ${t.schedules}`,
+/**
+ * Every row's identity and position, and the database's time as it read them: what a sync needs to
+ * decide what to write. That time, not the tick's first statement's, is where a sync may start a
+ * schedule from: another tick may have handled an occurrence in between.
+ */
+export const readScheduleHeads = async (db: Db, t: Tables): Promise<{ nowMs: number; rows: StoredScheduleRow[] }> => {
+  const { rows } = await db.query<StoredScheduleRow & { now_ms: number; name: string | null }>(
+    `SELECT (extract(epoch FROM now()) * 1000)::float8 AS now_ms, s.name, s.definition_hash, s.paused,
+            (extract(epoch FROM s.next_run_at) * 1000)::float8 AS next_ms
+       FROM (SELECT 1) AS one LEFT JOIN ${t.schedules} s ON true`,
   );
-  return rows;
+  return { nowMs: Number(rows[0]!.now_ms), rows: rows.filter((r): r is typeof r & { name: string } => r.name !== null) };
 };
 
 export interface ScheduleRowInput {

@@ -35,6 +35,17 @@ describe("pause, resume, run now", () => {
     expect(w.runs).toEqual([]);
   });
 
+  it("run-now before any tick synced the schedule is recorded as its last job, and the occurrences go on from there", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("fresh")]);
+    const { id } = await jobs.schedules.run("fresh");
+    const [info] = await jobs.schedules.list({ next: 1 });
+    expect(info).toMatchObject({ lastJobId: id, nextRuns: ["2024-05-01T10:00:00.000Z"] });
+    expect(info!.lastEnqueuedAt).not.toBeNull();
+    await tickThrough(jobs, w, "2024-05-01T09:31:00Z", "2024-05-01T10:01:00Z", 10 * MIN);
+    expect(w.runs).toEqual(["schedule:fresh:manual:2024-05-01T09:30:00.000Z", "schedule:fresh:2024-05-01T10:00:00.000Z"]);
+  });
+
   it("run-now enqueues one job at once, even while paused, and leaves the occurrences alone", async () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("r")]);

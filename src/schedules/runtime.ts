@@ -268,10 +268,11 @@ export const createScheduling = (env: {
     async run(name) {
       const p = find(name);
       const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
+      const hash = (await hashes()).byName.get(p.schedule.name)!;
       const result = await enqueueRunNow(db, tables, {
         id: newJobId(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
         priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys, traceparent: env.traceparent?.() ?? null,
-      });
+      }, rowInput(p, hash, p.schedule.rule.nextAfter(nowMs())));
       logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
       return result;
     },

@@ -1,6 +1,7 @@
 import type { Db } from "../../db.js";
 import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
+import type { ScheduleRowInput } from "./sync.js";
 
 export interface RunNowJob {
   readonly id: string;
@@ -18,8 +19,12 @@ export interface RunNowJob {
   readonly traceparent: string | null;
 }
 
-/** Enqueues one run of a schedule's job, due at once, and records it as the schedule's last job. */
-export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<{ id: string }> => {
+/**
+ * Enqueues one run of a schedule's job, due at once, and records it as the schedule's last job. The
+ * row is created from the code's definition if no tick has synced it yet (as a pause does), so the
+ * run is recorded even then.
+ */
+export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob, row: ScheduleRowInput): Promise<{ id: string }> => {
   const p = new Params();
   const text = `
     WITH job AS (
@@ -28,8 +33,11 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob): Promise<
         flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
       `RETURNING q.id`)}),
     touched AS (
-      UPDATE ${t.schedules} SET last_enqueued_at = now(), last_job_id = (SELECT id FROM job), updated_at = now()
-      WHERE name = ${p.add(job.schedule)}::text
+      INSERT INTO ${t.schedules} AS s (name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, last_enqueued_at, last_job_id)
+      SELECT i.name, i.cron, i.timezone, i.job_name, i.payload, i.missed, i.definition_hash, i.next_run_at, now(), (SELECT id FROM job)
+      FROM jsonb_to_recordset(${p.json([row])}) AS i(name text, cron text, timezone text, job_name text, payload jsonb,
+        missed jsonb, definition_hash text, next_run_at timestamptz)
+      ON CONFLICT (name) DO UPDATE SET last_enqueued_at = now(), last_job_id = excluded.last_job_id, updated_at = now()
       RETURNING 1)
     SELECT (SELECT id::text FROM job) AS id, (SELECT count(*) FROM touched)::int AS touched`;
   const { rows } = await db.query<{ id: string }>(text, p.values);

@@ -53,6 +53,14 @@ describe("validation", () => {
     expect(d("0 0 L * *")).toBe('cron "0 0 L * *" (America/New_York)');
   });
 
+  it("keeps the zone as named (a retired alias is never shown for it), spelling only its case as the runtime does", () => {
+    const zone = (timezone: string) => defineSchedule({ name: "z", cron: "0 9 * * *", job: "j", payload: {}, timezone }).timezone;
+    expect(["Asia/Kolkata", "Europe/Kyiv", "America/Nuuk", "utc", "europe/london"].map(zone)).toEqual(["Asia/Kolkata", "Europe/Kyiv", "America/Nuuk", "UTC", "Europe/London"]);
+    const kolkata = defineSchedule({ name: "k", cron: "0 9 * * *", job: "j", payload: {}, timezone: "Asia/Kolkata" });
+    expect(kolkata.description).toContain("Asia/Kolkata");
+    expect(isos([kolkata.rule.nextAfter(at("2024-01-01T00:00:00Z"))])).toEqual(["2024-01-01T03:30:00.000Z"]);
+  });
+
   it("defaults the zone to UTC and the missed policy to skip", () => {
     const s = defineSchedule({ name: "d", cron: "@daily", job: "j", payload: {} });
     expect({ timezone: s.timezone, missed: s.missed, next: isos([s.rule.nextAfter(at("2024-01-01T12:00:00Z"))]) }).toEqual({

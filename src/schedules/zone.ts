@@ -34,8 +34,15 @@ export const isKnownZone = (zone: string): boolean => {
   }
 };
 
-/** The zone's canonical spelling as the runtime reports it (e.g. "utc" → "UTC"). */
-export const canonicalZone = (zone: string): string => formatter(zone).resolvedOptions().timeZone;
+/**
+ * The zone as the user named it, in the runtime's spelling where only the case differs ("utc" → "UTC").
+ * The runtime's own name is not used otherwise: ICU reports some zones under names IANA retired
+ * ("Asia/Kolkata" as "Asia/Calcutta", "Europe/Kyiv" as "Europe/Kiev"), which the user never wrote.
+ */
+export const canonicalZone = (zone: string): string => {
+  const resolved = formatter(zone).resolvedOptions().timeZone;
+  return resolved.toLowerCase() === zone.toLowerCase() ? resolved : zone;
+};
 
 /** The local reading of an instant (whole seconds). */
 export const readingAt = (instantMs: number, zone: string): number => {

@@ -1,6 +1,6 @@
 import { type CronFields, parseCron } from "./cron-fields.js";
 import { CronMatcher, type DayMatch } from "./cron-match.js";
-import { offsetAt, readingAt, resolveReading } from "./zone.js";
+import { offsetAt, readingAt, type Resolution, resolveReading, ZoneWindow } from "./zone.js";
 
 export type { DayMatch } from "./cron-match.js";
 
@@ -15,6 +15,8 @@ const HOUR = 3_600_000;
 const MARGIN = 3 * HOUR;
 /** Readings looked at for one answer; a near-transition search over an every-second cron needs ~22k. */
 const LIMIT = 100_000;
+/** Readings a search resolves one by one through Intl before it takes a window of the zone's offsets. */
+const DENSE_AFTER = 16;
 
 /**
  * A cron expression in a time zone, with the DST rules this library documents:
@@ -65,9 +67,12 @@ export class CronRule {
     }
   }
 
-  /** The instants at which a matching local reading fires (0, 1 or 2 of them). */
-  instantsOf(reading: number): number[] {
-    const r = resolveReading(reading, this.zone);
+  /**
+   * The instants at which a matching local reading fires (0, 1 or 2 of them). `dense`: the caller
+   * resolves many readings close together, which a window of the zone's offsets answers cheaply.
+   */
+  instantsOf(reading: number, dense = false): number[] {
+    const r = dense || this.window?.covers(reading) ? this.resolveDense(reading) : resolveReading(reading, this.zone);
     if (r.kind === "single") return [r.instant];
     if (r.kind === "repeated") return this.intervalLike ? [r.first, r.second] : [r.first];
     return this.intervalLike ? [] : [r.shifted];
@@ -93,6 +98,13 @@ export class CronRule {
     return out.length > 0 ? out : [{ reading: own, shifted: false }];
   }
 
+  private window: ZoneWindow | undefined;
+
+  private resolveDense(reading: number): Resolution {
+    if (!this.window?.covers(reading)) this.window = ZoneWindow.around(reading, this.zone);
+    return this.window?.covers(reading) ? this.window.resolve(reading) : resolveReading(reading, this.zone);
+  }
+
   private fires(reading: number, instant: number): boolean {
     return this.matcher.matches(reading) && this.instantsOf(reading).includes(instant);
   }
@@ -113,7 +125,7 @@ export class CronRule {
       if (step.done) break;
       const reading = step.value;
       if (best !== undefined && reading > bestReading + MARGIN) break;
-      for (const instant of this.instantsOf(reading)) {
+      for (const instant of this.instantsOf(reading, i >= DENSE_AFTER)) {
         if (instant > t && (best === undefined || instant < best)) {
           best = instant;
           bestReading = reading;
@@ -139,7 +151,7 @@ export class CronRule {
       const reading = step.value;
       if (best !== undefined && reading < bestReading - MARGIN) break;
       if (best === undefined && reading < floorReading) break;
-      for (const instant of this.instantsOf(reading)) {
+      for (const instant of this.instantsOf(reading, i >= DENSE_AFTER)) {
         if (instant <= t && (best === undefined || instant > best)) {
           best = instant;
           bestReading = reading;

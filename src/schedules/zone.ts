@@ -79,3 +79,63 @@ export const resolveReading = (reading: number, zone: string): Resolution => {
   if (valid.length === 1) return { kind: "single", instant: valid[0]! };
   return { kind: "skipped", shifted: reading - before };
 };
+
+/** Offsets a zone takes: at most ±14 h, so a reading's instants lie within this of it. */
+const MAX_OFFSET = 14 * 3_600_000;
+const SPAN = 2 * DAY;
+
+/**
+ * A zone's offsets over four days, from one binary search for the offset change in them (about 20
+ * Intl calls), so that the readings of a dense schedule near a change (an every-second cron scans
+ * about 22,000 of them) resolve by arithmetic instead of four Intl calls each. Like resolveReading,
+ * it assumes at most one change in that time; where it finds otherwise, there is no window.
+ */
+export class ZoneWindow {
+  private constructor(
+    private readonly lo: number,
+    private readonly hi: number,
+    private readonly offLo: number,
+    private readonly offHi: number,
+    /** The first instant at the later offset (Infinity: none in the window). */
+    private readonly change: number,
+  ) {}
+
+  static around(instant: number, zone: string): ZoneWindow | undefined {
+    const lo = Math.floor((instant - SPAN) / 1000) * 1000;
+    const hi = lo + 2 * SPAN;
+    const offLo = offsetAt(lo, zone);
+    const offHi = offsetAt(hi, zone);
+    if (offLo === offHi) return offsetAt(lo + SPAN, zone) === offLo ? new ZoneWindow(lo, hi, offLo, offHi, Number.POSITIVE_INFINITY) : undefined;
+    let [a, b] = [lo, hi];
+    while (b - a > 1000) {
+      const m = a + Math.floor((b - a) / 2000) * 1000;
+      const off = offsetAt(m, zone);
+      if (off === offLo) a = m;
+      else if (off === offHi) b = m;
+      else return undefined;
+    }
+    return new ZoneWindow(lo, hi, offLo, offHi, b);
+  }
+
+  /** Whether the window answers for this reading (every instant resolving it looks at lies inside). */
+  covers(reading: number): boolean {
+    return reading - DAY - MAX_OFFSET >= this.lo && reading + DAY + MAX_OFFSET < this.hi;
+  }
+
+  private offsetAt(instant: number): number {
+    return Math.floor(instant / 1000) * 1000 < this.change ? this.offLo : this.offHi;
+  }
+
+  /** resolveReading, by arithmetic: the same answer for a covered reading. */
+  resolve(reading: number): Resolution {
+    const before = this.offsetAt(reading - DAY);
+    const after = this.offsetAt(reading + DAY);
+    const valid = (before === after ? [before] : [before, after])
+      .map((o) => reading - o)
+      .filter((t) => t + this.offsetAt(t) === reading)
+      .sort((x, y) => x - y);
+    if (valid.length === 2) return { kind: "repeated", first: valid[0]!, second: valid[1]! };
+    if (valid.length === 1) return { kind: "single", instant: valid[0]! };
+    return { kind: "skipped", shifted: reading - before };
+  }
+}

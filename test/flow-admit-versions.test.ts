@@ -88,11 +88,16 @@ describe("the admission of migration 014", () => {
           const seed = (round * 7 + want) / 100;
           const before = await admit("_013", json, want, cursor, maxKeys, seed);
           const after = await admit("", json, want, cursor, maxKeys, seed);
-          expect(after.rows.map(shape)).toEqual(before.rows.map(shape));
+          // Migration 023's one change in this comparison: a claim cut short with keys left unexamined gives
+          // no retry instant (the tick claims again at its interval), where 013's gave the windows' reopening.
+          const noRetry = (r: Admitted) => ({ ...shape(r), retry: false });
+          expect(after.rows.map(noRetry)).toEqual(before.rows.map(noRetry));
           expect(after.windows).toEqual(before.windows);
           // A retry instant comes from a window's oldest start (the same in both) or from the clock.
           const earlier = retries(before.rows);
-          retries(after.rows).forEach((t, i) => expect(Math.abs(t - earlier[i]!)).toBeLessThan(1_000));
+          const later = retries(after.rows);
+          expect(later.length).toBeLessThanOrEqual(earlier.length);
+          later.forEach((t, i) => expect(Math.abs(t - earlier[i]!)).toBeLessThan(1_000));
           compared++;
           if (before.rows.some((r) => r.held > 0)) bound++;
         }

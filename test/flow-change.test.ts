@@ -63,4 +63,22 @@ describe("a limit added in code while jobs are queued", () => {
     await after.enqueue("sync", { tenant: "b" });
     expect((await after.tick({ budgetMs: 2_000, claimCutoffMs: 1_000, concurrency: 10 })).succeeded).toBe(1);
   });
+  it("a per-tenant rate rule added beside the job's own rate limit of the same scope prefix takes no key from it", async () => {
+    const ran: string[] = [];
+    const v1 = defineJob({ name: "sync", schema: tenant, rateLimit: { limit: 1_000, periodMs: 1_000 }, handler: ({ tenant: t }) => void ran.push(t) });
+    const before = await h.isolated([v1]);
+    const tenants = Array.from({ length: 10 }, (_, i) => `t${i}`);
+    await before.enqueueMany([...tenants, ...tenants].map((t) => ({ job: "sync" as const, payload: { tenant: t } })));
+    const v2 = defineJob({
+      name: "sync",
+      schema: tenant,
+      rateLimit: [{ limit: 1_000, periodMs: 1_000 }, { limit: 2, periodMs: 60_000, key: (p) => p.tenant }],
+      handler: ({ tenant: t }) => void ran.push(t),
+    });
+    const after = h.make([v2], { tablePrefix: before.settings.tablePrefix });
+    // The new rule is not theirs: all 20 run (it ran 2, every tenant's jobs in one bucket keyed '').
+    const report = await after.tick({ budgetMs: 3_000, claimCutoffMs: 1_000, concurrency: 32 });
+    expect(report.succeeded).toBe(20);
+    expect((await h.rows<{ bucket: string }>(`SELECT bucket FROM ${after.tables.flow} ORDER BY bucket`)).map((r) => r.bucket)).toEqual(["r:j:sync:1000:"]);
+  });
 });

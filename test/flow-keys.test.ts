@@ -44,6 +44,26 @@ describe("the keys a claim looks at", () => {
     await holding;
   });
 
+  it("passes keys whose rate windows reopen only in an hour: the free key behind them starts in the same tick", async () => {
+    const started: string[] = [];
+    const work = defineJob({ name: "hourly", schema: tenant, rateLimit: { limit: 1, periodMs: 3_600_000, key: (p) => p.tenant }, handler: (p) => void started.push(p.tenant) });
+    const jobs = await h.isolated([work], { claimIntervalMs: 20 });
+    // 1,000 keys use their window; each then has one more job, held for an hour; "zz" sorts after them all.
+    const keys = Array.from({ length: 1_000 }, (_, i) => `k${String(i).padStart(4, "0")}`);
+    await jobs.enqueueMany(keys.map((t) => ({ job: "hourly" as const, payload: { tenant: t, n: 0 } })));
+    expect((await jobs.tick({ budgetMs: 20_000, concurrency: 100 })).succeeded).toBe(1_000);
+    await jobs.enqueueMany([
+      ...keys.map((t) => ({ job: "hourly" as const, payload: { tenant: t, n: 1 } })),
+      { job: "hourly" as const, payload: { tenant: "zz", n: 0 } },
+    ]);
+    // The claims start from the first key (the stored cursor would start them after the keys of the last tick).
+    await h.rows(`UPDATE ${jobs.tables.state} SET flow_cursor = NULL`);
+    // A claim of 10 slots looks at a bounded number of keys; before, the tick waited for the windows it had seen to reopen, and ended.
+    const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 10 });
+    expect(report).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(started.filter((t) => t === "zz")).toHaveLength(1);
+  });
+
   it("a claim cut short by the keys it may look at is not taken for an empty queue", async () => {
     const work = defineJob({ name: "spread", schema: tenant, concurrency: { limit: 5, key: (p) => p.tenant }, handler: () => {} });
     const jobs = await h.isolated([work], { claimIntervalMs: 20 });

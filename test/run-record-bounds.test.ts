@@ -36,7 +36,11 @@ const countingObject = (count: number, make: (i: number) => unknown) => {
   return { proxy, counter };
 };
 
-const stored = (value: unknown, maxBytes = 65_536) => recordOutput(value, maxBytes);
+/** What the history stores (the bound of its bytes, for cutting batches, is checked on its own below). */
+const stored = (value: unknown, maxBytes = 65_536) => {
+  const { bytes: _bytes, ...kept } = recordOutput(value, maxBytes);
+  return kept;
+};
 
 describe("recordOutput: bounded by maxBytes", () => {
   it("stops reading an array once its JSON passes maxBytes", () => {
@@ -141,6 +145,17 @@ describe("recordOutput: bounded by maxBytes", () => {
       expect(copy.ok).toBe(true);
       if (copy.ok) expect(copy.chars).toBe(JSON.stringify(copy.value).length);
     }
+  });
+});
+
+describe("recordOutput: the bytes it adds to a statement", () => {
+  it("bounds the UTF-8 of the output's JSON from above, never past maxBytes", () => {
+    for (const value of [{ a: 1 }, "é".repeat(1_000), ["😀", "x"], { deep: { er: [1, 2, 3] } }]) {
+      const r = recordOutput(value, 65_536);
+      expect(r.bytes!).toBeGreaterThanOrEqual(new TextEncoder().encode(JSON.stringify(r.output)).length);
+      expect(r.bytes!).toBeLessThanOrEqual(65_536);
+    }
+    expect(recordOutput("x".repeat(30_000), 65_536).bytes).toBe(65_536);
   });
 });
 

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import { readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";

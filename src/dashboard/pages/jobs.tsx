@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import { isJobsError } from "../../errors.js";
 import { type AnyJobs, enqueued, names, q, type Routes, userError } from "../dashboard-context.js";
 import { noticeFor } from "../notices.js";

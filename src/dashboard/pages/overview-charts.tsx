@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import { RANGES, type Series, type SeriesRange } from "../../store/admin/series.js";
 import { Bars, type BarSeries } from "../charts/bars.js";

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { Stats } from "../../store/admin/stats.js";
 import type { Series, SeriesRange } from "../../store/admin/series.js";

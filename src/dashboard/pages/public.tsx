@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import { MIN_PASSWORD, MIN_SECRET } from "../dashboard-settings.js";
 import { Document } from "../layout.js";

@@ -1,3 +1,5 @@
+/** @jsxRuntime automatic */
+/** @jsxImportSource hono/jsx */
 import { isJobsError } from "../../errors.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import type { RunOutcome } from "../../store/runs/run-views.js";

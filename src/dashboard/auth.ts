@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
-import { randomToken, sameText, type Session, sessionKey, signSession, verifySession } from "./session.js";
+import { randomToken, sameText, type Session, type SessionKey, sessionKey, signSession, verifySession } from "./session.js";
 
 export const COOKIE = "pgtick_dashboard";
 
@@ -44,7 +44,7 @@ export interface Sessions {
 }
 
 export const sessions = (auth: Configured): Sessions => {
-  let key: Promise<CryptoKey> | undefined;
+  let key: Promise<SessionKey> | undefined;
   const k = () => (key ??= sessionKey(auth.secret));
   return {
     async read(c) {

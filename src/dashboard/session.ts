@@ -36,18 +36,25 @@ export const sessionId = async (session: Session): Promise<string> =>
 
 export const randomToken = (bytes = 24): string => b64url(crypto.getRandomValues(new Uint8Array(bytes)));
 
+/**
+ * Web Crypto's CryptoKey, named through the `crypto` global: the DOM's lib, @types/node and the Workers'
+ * types all have that, while only the DOM's has the global name (so the package's .d.ts type-check in a
+ * Node app's project without "DOM" in its lib, even without skipLibCheck).
+ */
+export type SessionKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
 /** An HMAC key for signing sessions. */
-export const sessionKey = (secret: string): Promise<CryptoKey> =>
+export const sessionKey = (secret: string): Promise<SessionKey> =>
   crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
 
-export const signSession = async (key: CryptoKey, session: Session): Promise<string> => {
+export const signSession = async (key: SessionKey, session: Session): Promise<string> => {
   const body = b64url(encoder.encode(JSON.stringify({ exp: session.exp, csrf: session.csrf })));
   const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(body)));
   return `${body}.${b64url(mac)}`;
 };
 
 /** The session a cookie holds, or undefined when it is forged, malformed or expired. */
-export const verifySession = async (key: CryptoKey, cookie: string | undefined, now = Date.now()): Promise<Session | undefined> => {
+export const verifySession = async (key: SessionKey, cookie: string | undefined, now = Date.now()): Promise<Session | undefined> => {
   if (!cookie || cookie.length > 1_000) return undefined;
   const [body, mac, extra] = cookie.split(".");
   if (!body || !mac || extra !== undefined) return undefined;

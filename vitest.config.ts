@@ -1,6 +1,9 @@
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // `pgtick/...` imports (functions/, examples/) resolve to the sources, as with tsconfig.json's customConditions.
+  // Added to vitest's own server conditions; vitest also hands them to its workers as Node's --conditions.
+  ssr: { resolve: { conditions: ["pgtick-source"] } },
   test: {
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],

@@ -6,25 +6,27 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { build, type BuildOptions } from "esbuild";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
 // The package's dependencies stay external (Vercel traces and bundles them); its own entry points
-// (`pgtick/vercel`, imported by the functions as a user's app would) are bundled from source.
+// (`pgtick/vercel`, imported by the functions as a user's app would) are bundled from source: the
+// "pgtick-source" condition of package.json "exports" (an app's bundler gets the package's dist/).
 const dependencies = Object.keys((JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
 
 export const buildVercel = async (): Promise<void> => {
-  const common = {
+  const common: BuildOptions = {
     bundle: true,
     format: "esm",
     external: dependencies.flatMap((d) => [d, `${d}/*`]),
     target: "es2022",
     jsx: "automatic",
     jsxImportSource: "hono/jsx",
+    conditions: ["pgtick-source"],
     logLevel: "warning",
     absWorkingDir: ROOT,
-  } as const;
+  };
   await Promise.all([
     build({ ...common, entryPoints: ["functions/vercel/tick.ts"], outfile: "functions/vercel/dist/tick.js", platform: "node" }),
     build({ ...common, entryPoints: ["functions/vercel/api.ts"], outfile: "functions/vercel/dist/api.js", platform: "neutral", mainFields: ["module", "main"] }),

@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../src/cli/main.js";
 import { freePort, startDevPostgres } from "../src/dev/postgres.js";
-import { isolatedEnv } from "./support/isolated-env.js";
+import { FROM_SOURCE, isolatedEnv } from "./support/isolated-env.js";
 
 const root = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "pgtick-dev-"));
@@ -24,9 +24,11 @@ interface Dev {
 }
 
 const running: Dev[] = [];
+/** `npm run dev`, as its script runs it. */
+const DEV_ARGS = [...FROM_SOURCE, "scripts/dev.ts"];
 
 const startDev = async (): Promise<Dev> => {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], {
+  const child = spawn(process.execPath, DEV_ARGS, {
     cwd: root,
     // No DATABASE_URL: the dev server's own embedded PostgreSQL, whatever the test run uses; and
     // nothing else of pgtick's from the shell (a JOBS_MODULE, DEV_SEED or DEV_PG_PORT would change what runs).
@@ -191,7 +193,7 @@ describe("npm run dev", () => {
     const first = running.find((d) => d.child.exitCode === null) ?? (await startDev());
     const fresh = mkdtempSync(join(tmpdir(), "pgtick-dev-fresh-"));
     const attempt = async (env: Record<string, string>) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], { cwd: root, env: isolatedEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, DEV_ARGS, { cwd: root, env: isolatedEnv(env), stdio: ["ignore", "pipe", "pipe"] });
       let stderr = "";
       child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
       return { code: await new Promise<number | null>((done) => child.once("exit", done)), stderr };
@@ -216,7 +218,7 @@ describe("npm run dev", () => {
   });
 
   it("says in one line why it cannot start", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/dev.ts"], {
+    const child = spawn(process.execPath, DEV_ARGS, {
       cwd: root,
       env: isolatedEnv({ DEV_DIR: dir, TICK_INTERVAL: "often" }),
       stdio: ["ignore", "pipe", "pipe"],

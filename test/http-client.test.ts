@@ -165,7 +165,11 @@ describe("one route table", () => {
 describe("pgtick/client", () => {
   it("bundles to the client and the route table alone: no pg, Neon, Hono, zod or store code", async () => {
     const { build } = await import("esbuild");
-    const out = await build({ stdin: { contents: 'export * from "pgtick/client";', resolveDir: process.cwd(), loader: "ts" }, bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", logLevel: "silent" });
+    // "pgtick-source": the entry point's sources, as everywhere in this repository (an app's bundler gets dist/).
+    const out = await build({
+      stdin: { contents: 'export * from "pgtick/client";', resolveDir: process.cwd(), loader: "ts" },
+      bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", conditions: ["pgtick-source"], logLevel: "silent",
+    });
     const inputs = Object.keys(out.metafile.inputs).filter((f) => f !== "<stdin>").sort();
     expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/sendable.ts", "src/client/wait.ts", "src/http/route-table.ts"]);
     const code = out.outputFiles[0]!.text;

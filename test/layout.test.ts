@@ -150,7 +150,7 @@ describe("layout", () => {
     const needed = new Set(ENTRIES.flatMap((e) => e.packages));
     // The bin loads the TypeScript CLI through tsx: without it, `npx pgtick` fails where only dependencies are installed.
     const bin = readFileSync(join(ROOT, "src/cli/bin.mjs"), "utf8");
-    for (const m of bin.matchAll(/from "([^"./][^"]*)"/g)) needed.add(m[1]!.startsWith("@") ? m[1]!.split("/").slice(0, 2).join("/") : m[1]!.split("/")[0]!);
+    for (const m of bin.matchAll(/from "(?!node:)([^"./][^"]*)"/g)) needed.add(m[1]!.startsWith("@") ? m[1]!.split("/").slice(0, 2).join("/") : m[1]!.split("/")[0]!);
     expect(needed.has("tsx")).toBe(true);
     expect([...needed].filter((p) => !installed.has(p))).toEqual([]);
   });
@@ -211,7 +211,7 @@ describe("the layout checks find what they look for", () => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
   };
-  put("package.json", JSON.stringify({ exports: { ".": "./src/index.ts", "./client": "./src/client/index.ts" }, imports: { "#migrations": { default: "./src/migrations.generated.ts" } } }));
+  put("package.json", JSON.stringify({ exports: { ".": "./src/index.ts", "./client": { "pgtick-source": "./src/client/index.ts", default: "./dist/client/index.js" } }, imports: { "#migrations": { default: "./src/migrations.generated.ts" } } }));
   put("src/index.ts", `export { x } from "./http/app.js";\n`);
   put("src/store/tick/step.ts", `import { x } from "../../http/app.js";\nimport type { Y } from "../../tick/loop.js";\nexport const s = x;\n`);
   put("src/http/app.ts", `import { getJob, MAX } from "../store/admin/get.js";\nimport pg from "pg";\nexport const x = [getJob, MAX, pg];\n${"// filler\n".repeat(MAX_LINES)}`);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLES_DIR, exampleFile, exampleSource, examplesOf, README, withSettingsTables } from "../scripts/gen-readme.js";
 import { VARS } from "../src/settings/catalog.js";
 import { freshDatabase } from "./support/db.js";
-import { isolatedEnv } from "./support/isolated-env.js";
+import { FROM_SOURCE, isolatedEnv } from "./support/isolated-env.js";
 import { freePort } from "./support/postgres.js";
 
 const text = readFileSync(README, "utf8");
@@ -64,13 +64,13 @@ describe("the README's HTTP server and client examples", () => {
     const database = await freshDatabase("readme_http_pair");
     const port = await freePort();
     const env = isolatedEnv({ DATABASE_URL: database.url, PORT: String(port), JOBS_API_TOKEN: "readme-token-0123456789", CRON_SECRET: "readme-cron-0123456789" });
-    const server = spawn(process.execPath, ["--import", "tsx", `${EXAMPLES_DIR}/http-server.ts`], { env, stdio: ["ignore", "ignore", "pipe"] });
+    const server = spawn(process.execPath, [...FROM_SOURCE, `${EXAMPLES_DIR}/http-server.ts`], { env, stdio: ["ignore", "ignore", "pipe"] });
     let serverErrors = "";
     server.stderr!.on("data", (d: Buffer) => (serverErrors += d.toString()));
     try {
       await expect.poll(() => fetch(`http://127.0.0.1:${port}/api/health`).then((r) => r.status, () => 0), { timeout: 30_000, interval: 200 }).toBe(200);
       const client = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-        execFile(process.execPath, ["--import", "tsx", `${EXAMPLES_DIR}/client.ts`], { env: { ...env, API_URL: `http://127.0.0.1:${port}` }, timeout: 50_000 }, (error, stdout, stderr) =>
+        execFile(process.execPath, [...FROM_SOURCE, `${EXAMPLES_DIR}/client.ts`], { env: { ...env, API_URL: `http://127.0.0.1:${port}` }, timeout: 50_000 }, (error, stdout, stderr) =>
           done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
         );
       });

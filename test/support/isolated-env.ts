@@ -16,6 +16,13 @@ export const isolatedEnv = (set: Record<string, string> = {}): NodeJS.ProcessEnv
   ...set,
 });
 
+/**
+ * Node's arguments for a child that runs this repository's TypeScript as its npm scripts do: through tsx,
+ * with `pgtick/...` imports (functions/, examples/) resolved to the sources (package.json's "pgtick-source"
+ * condition; without it they are the package's dist/, as in an app).
+ */
+export const FROM_SOURCE = ["--conditions=pgtick-source", "--import", "tsx"] as const;
+
 const made: string[] = [];
 // Registered while the test file is collected, so folders made inside a test are removed too.
 afterAll(() => {

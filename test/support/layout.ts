@@ -133,11 +133,13 @@ const resolveSpec = (root: string, from: string, spec: string, migrations: Recor
 
 export const readGraph = (root: string): Graph => {
   const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-    exports?: Record<string, string>;
+    exports?: Record<string, string | Record<string, string>>;
     imports?: Record<string, Record<string, string>>;
   };
   const strip = (p: string) => p.replace(/^\.\//, "");
-  const exports = Object.fromEntries(Object.entries(pkg.exports ?? {}).filter(([k]) => k !== "./package.json").map(([k, v]) => [k === "." ? "pgtick" : `pgtick/${k.slice(2)}`, strip(v)]));
+  // An entry point's source: its "pgtick-source" target (the others are the compiled dist/ that apps get).
+  const source = (target: string | Record<string, string>) => (typeof target === "string" ? target : target["pgtick-source"] ?? "");
+  const exports = Object.fromEntries(Object.entries(pkg.exports ?? {}).filter(([k]) => k !== "./package.json").map(([k, v]) => [k === "." ? "pgtick" : `pgtick/${k.slice(2)}`, strip(source(v))]));
   const migrations = Object.fromEntries(Object.entries(pkg.imports?.["#migrations"] ?? {}).map(([k, v]) => [k, strip(v)]));
   const files = ["src", "functions"].flatMap((d) => walk(join(root, d))).map((f) => relative(root, f)).filter((f) => CODE.test(f)).sort();
   const edges = files.flatMap((from) =>

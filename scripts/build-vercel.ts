@@ -10,10 +10,12 @@ import { build, type BuildOptions } from "esbuild";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 
-// The package's dependencies stay external (Vercel traces and bundles them); its own entry points
-// (`pgtick/vercel`, imported by the functions as a user's app would) are bundled from source: the
-// "pgtick-source" condition of package.json "exports" (an app's bundler gets the package's dist/).
-const dependencies = Object.keys((JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+// The package's dependencies and peer dependencies (hono, zod) stay external (Vercel traces and
+// bundles them); its own entry points (`pgtick/vercel`, imported by the functions as a user's app
+// would) are bundled from source: the "pgtick-source" condition of package.json "exports" (an app's
+// bundler gets the package's dist/).
+const pkg = JSON.parse(readFileSync(resolve(ROOT, "package.json"), "utf8")) as Record<"dependencies" | "peerDependencies", Record<string, string>>;
+const dependencies = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)];
 
 export const buildVercel = async (): Promise<void> => {
   const common: BuildOptions = {

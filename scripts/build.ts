@@ -1,10 +1,11 @@
 // `npm run build` (and `prepack`, so `npm pack` and `npm publish` run it): the package as an app installs
-// it, in dist/ (git-ignored). JavaScript and .d.ts from tsconfig.build.json, the `pgtick` executable, and
-// dist/package.json, whose "imports" give dist/migrate.js its `#migrations` (Node and the bundlers take
-// `#` imports from the nearest package.json: the root's map is the sources', which the package does not
-// ship). Nothing in this repository runs from dist/: "pgtick-source" resolves its `pgtick` imports to src/.
+// it, in dist/ (git-ignored). JavaScript and .d.ts from tsconfig.build.json (the installed `pgtick`
+// executable, src/cli/bin.mjs, runs dist/cli/), and dist/package.json, whose "imports" give dist/migrate.js
+// its `#migrations` (Node and the bundlers take `#` imports from the nearest package.json: the root's map
+// is the sources', which the package does not ship). Nothing in this repository runs from dist/: the
+// "pgtick-source" condition resolves its `pgtick` imports to src/.
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,8 +24,6 @@ const inDist = (targets: Targets): Targets => {
 export const buildPackage = (): void => {
   rmSync(DIST, { recursive: true, force: true });
   execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: "inherit" });
-  copyFileSync(join(ROOT, "src", "cli", "bin.mjs"), join(DIST, "cli", "bin.mjs"));
-  chmodSync(join(DIST, "cli", "bin.mjs"), 0o755);
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { type?: string; imports?: Record<string, Targets> };
   const imports = Object.fromEntries(Object.entries(pkg.imports ?? {}).map(([name, targets]) => [name, inDist(targets)]));
   writeFileSync(join(DIST, "package.json"), `${JSON.stringify({ type: pkg.type, imports }, null, 2)}\n`);

@@ -2,7 +2,8 @@
 // new project whose other packages are this repository's (linked: no network). Plain Node imports every
 // entry point, a strict TypeScript project type-checks against the .d.ts with none of this repository's
 // compiler options, a bundler takes the Worker's migrations stand-in, the tarball holds the build and no
-// repository files, and the pgtick executable runs a TypeScript jobs module against the test database.
+// other repository files than the executable, which runs the compiled CLI on a TypeScript jobs module
+// against the test database.
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -66,11 +67,12 @@ beforeAll(async () => {
 }, 120_000);
 
 describe("the tarball", () => {
-  it("holds the build, package.json and the README, and nothing else of the repository", () => {
-    expect(tarball.filter((f) => !f.startsWith("dist/") && f !== "package.json" && f !== "README.md")).toEqual([]);
-    expect(tarball.filter((f) => /^(src|test|bench|scripts|functions|examples|migrations|api|\.ci)\//.test(f))).toEqual([]);
-    expect(tarball).toContain("dist/package.json");
-    expect(tarball).toContain(pkg.bin.pgtick);
+  it("holds the build, the executable, package.json and the README, and nothing else of the repository", () => {
+    expect(pkg.bin.pgtick).toBe("src/cli/bin.mjs");
+    const own = ["package.json", "README.md", pkg.bin.pgtick];
+    expect(tarball.filter((f) => !f.startsWith("dist/") && !own.includes(f))).toEqual([]);
+    expect(tarball.filter((f) => /^(src|test|bench|scripts|functions|examples|migrations|api|\.ci)\//.test(f))).toEqual([pkg.bin.pgtick]);
+    expect(tarball).toEqual(expect.arrayContaining(["dist/package.json", "dist/cli/pgtick.js", "dist/migrations.generated.js", "dist/migrations.elsewhere.js"]));
   });
 
   it("takes zod and hono from the app (peer dependencies): one copy, so the app's schemas and Hono apps are the types pgtick's take", () => {

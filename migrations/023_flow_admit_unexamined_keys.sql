@@ -1,8 +1,9 @@
 -- The admission, seventh version: 021's, with the same signature, buckets and results (ticks of the last
 -- release call it unchanged during a rolling deploy), and two changes:
--- * A claim cut short with keys left unexamined reports no time to retry at: the tick claims again at its
---   claim interval, from where the claim stopped. It reported when the windows it had looked at reopen, so
---   with a thousand keys held by an hourly window a free key after them waited one cron tick per 32 keys.
+-- * A claim cut short with keys left unexamined before the end of the keys asks to be claimed again at once,
+--   from where it stopped. It reported when the windows it had looked at reopen, so with a thousand keys held
+--   by an hourly window a free key after them waited one cron tick per 32 keys. A claim that passed the end
+--   of the keys reports as before, so a tick makes at most one pass over the keys before it waits.
 -- * A rate rule whose key was stored under another period (its periodMs changed) takes that key only from a
 --   scope no current rule of the job has: a rule added beside another took the other's key, putting every
 --   tenant's queued jobs in one bucket.
@@ -347,11 +348,13 @@ BEGIN
     v_round_keys := ARRAY(SELECT k FROM unnest(v_round_keys) k WHERE k_took[k] = v_cap AND k_admit[k] = v_cap);
   END LOOP;
   -- Short of what was wanted with keys left unexamined: reported as held, so that the tick claims again
-  -- (at its claim interval) rather than taking the queue for empty, and with no time to retry at: the keys
-  -- not looked at may be free now, whenever the windows of those looked at reopen.
+  -- rather than taking the queue for empty. Before the end of the keys, at once: the keys not looked at
+  -- may be free now, whenever the windows of those looked at reopen. A claim that went past the end has
+  -- seen the rest of the keys since the cursor, and the tick waits as those windows say (or polls at its
+  -- interval, for keys held by runs); its successor starts where this one stops.
   IF cardinality(v_admit) < p_want AND NOT v_scanned AND (cardinality(v_keys) >= p_max_keys OR v_round >= 8) THEN
     v_held := v_held + 1;
-    v_retry := NULL;
+    IF NOT v_wrapped THEN v_retry := clock_timestamp(); END IF;
   END IF;
   -- Only rate buckets gain starts; a claim under concurrency limits alone writes nothing here.
   IF 0 < ANY (v_new) THEN

@@ -88,16 +88,15 @@ describe("the admission of migration 014", () => {
           const seed = (round * 7 + want) / 100;
           const before = await admit("_013", json, want, cursor, maxKeys, seed);
           const after = await admit("", json, want, cursor, maxKeys, seed);
-          // Migration 023's one change in this comparison: a claim cut short with keys left unexamined gives
-          // no retry instant (the tick claims again at its interval), where 013's gave the windows' reopening.
-          const noRetry = (r: Admitted) => ({ ...shape(r), retry: false });
-          expect(after.rows.map(noRetry)).toEqual(before.rows.map(noRetry));
+          // Migration 023's one change in this comparison: a claim cut short with keys left unexamined before
+          // the end of the keys asks to be claimed again at once (a retry instant of now), where 013's gave
+          // the windows' reopening (or none, for keys held by runs).
+          const anyRetry = (r: Admitted) => ({ ...shape(r), retry: false });
+          expect(after.rows.map(anyRetry)).toEqual(before.rows.map(anyRetry));
           expect(after.windows).toEqual(before.windows);
           // A retry instant comes from a window's oldest start (the same in both) or from the clock.
           const earlier = retries(before.rows);
-          const later = retries(after.rows);
-          expect(later.length).toBeLessThanOrEqual(earlier.length);
-          later.forEach((t, i) => expect(Math.abs(t - earlier[i]!)).toBeLessThan(1_000));
+          retries(after.rows).forEach((t, i) => expect(Math.abs(t - (earlier[i] ?? t)) < 1_000 || t <= Date.now() + 1_000).toBe(true));
           compared++;
           if (before.rows.some((r) => r.held > 0)) bound++;
         }

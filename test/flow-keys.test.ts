@@ -62,6 +62,12 @@ describe("the keys a claim looks at", () => {
     const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 10 });
     expect(report).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(started.filter((t) => t === "zz")).toHaveLength(1);
+    // With every key held for an hour, a tick makes one pass over the keys and ends: it does not poll them
+    // at its claim interval until its cutoff (1,000 keys, at most 50 a claim: a bounded number of claims).
+    await h.rows(`UPDATE ${jobs.tables.state} SET flow_cursor = NULL`);
+    const idle = await jobs.tick({ budgetMs: 20_000, claimCutoffMs: 10_000, concurrency: 10 });
+    expect(idle.claimed).toBe(0);
+    expect(idle.statements).toBeLessThanOrEqual(1_000 / 32 + 3);
   });
 
   it("a claim cut short by the keys it may look at is not taken for an empty queue", async () => {

@@ -135,6 +135,9 @@ describe("more that the client refuses or reports", () => {
     const counting = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: (request: Request) => (requests++, fetch(request)) });
     const e = await counting.enqueue("maybe", { n: 10n as unknown as number }).catch((x: unknown) => x);
     expect(e).toMatchObject({ status: 422, code: "invalid_payload", details: { issues: [{ path: ["n"], code: "not_finite" }] } });
+    // The same for an edited replay's payload.
+    const replay = await counting.deadLetters.replay("00000000-0000-7000-8000-000000000000", { payload: { n: 1n } }).catch((x: unknown) => x);
+    expect(replay).toMatchObject({ status: 422, code: "invalid_payload", message: "the edited payload holds a number JSON cannot hold (NaN, Infinity or a bigint)" });
     expect(requests).toBe(0);
 
     // A job no tick runs: a wait of 1 s with an interval of 0 polls at 50, 100, 200, 400 ms (it sent hundreds).

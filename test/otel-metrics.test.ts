@@ -56,7 +56,7 @@ describe("OpenTelemetry metrics", () => {
 });
 
 describe("a broken span processor", () => {
-  it("costs the spans only: the run metrics are still recorded, and a thrown non-Error's text is the span's status", async () => {
+  it("costs the spans only: the run metrics are still recorded, a thrown non-Error's text is the span's status, and an unreadable error still ends its span", async () => {
     const failing = new BasicTracerProvider({
       spanProcessors: [{ onStart: () => {}, onEnd: () => { throw new Error("exporter misconfigured"); }, forceFlush: async () => {}, shutdown: async () => {} }],
     });
@@ -64,6 +64,12 @@ describe("a broken span processor", () => {
     const seeing = new BasicTracerProvider({ spanProcessors: [{ onStart: () => {}, onEnd: (span) => void statuses.push(span.status.message ?? ""), forceFlush: async () => {}, shutdown: async () => {} }] });
     const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
     const odd = defineJob({ name: "odd", schema: z.object({}), maxAttempts: 1, handler: () => { throw { message: "an object" }; } });
+    class Unreadable extends Error {
+      override get name(): string {
+        throw new Error("name getter throws");
+      }
+    }
+    const unreadable = defineJob({ name: "unreadable", schema: z.object({}), maxAttempts: 1, handler: () => { throw new Unreadable("inside"); } });
     const broken = createJobs({ db: h.main, jobs: [ok], settings: { tablePrefix: "m2_" }, logger: silentLogger, observer: openTelemetry({ tracerProvider: failing, meterProvider }) });
     await broken.migrate();
     await broken.enqueueMany([{ job: "ok", payload: {} }, { job: "ok", payload: {} }]);
@@ -71,11 +77,13 @@ describe("a broken span processor", () => {
     const m = await exported(broken.tables.prefix);
     expect(m.get("pgtick.runs")!.points.map((p) => p.value)).toEqual([2]);
 
-    const plain = createJobs({ db: h.main, jobs: [odd], settings: { tablePrefix: "m3_" }, logger: silentLogger, observer: openTelemetry({ tracerProvider: seeing, meterProvider }) });
+    const plain = createJobs({ db: h.main, jobs: [odd, unreadable], settings: { tablePrefix: "m3_" }, logger: silentLogger, observer: openTelemetry({ tracerProvider: seeing, meterProvider }) });
     await plain.migrate();
-    await plain.enqueue("odd", {});
-    expect(await plain.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    await plain.enqueueMany([{ job: "odd", payload: {} }, { job: "unreadable", payload: {} }]);
+    expect(await plain.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 2 });
     expect(statuses).toContain("an object");
+    // An error whose name cannot be read still ends its span (it was left open, and lost).
+    expect(statuses).toContain("[an error that could not be read]");
   });
 });
 

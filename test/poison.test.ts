@@ -138,6 +138,13 @@ describe("a value wrong in many places", () => {
     const error = await refusing.enqueue("list", Array.from({ length: 5_000 }, (_, n) => n) as unknown as string[]).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "invalid_payload" });
     const details = (error as { details: { issues: unknown[] } }).details;
+    // An output schema that throws a value with no string form: its text, not a TypeError's.
+    const throwing = defineJob({ name: "throwing-output", schema: z.object({}), maxAttempts: 1, output: z.object({}).refine(() => { throw Object.create(null); }), handler: () => ({}) });
+    const outputs = await h.isolated([throwing]);
+    const thrown = await outputs.enqueue("throwing-output", {});
+    expect(await outputs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    const [stored] = await h.rows<{ last_error: string }>(`SELECT last_error FROM ${outputs.tables.deadLetters} WHERE id = $1`, [thrown.id]);
+    expect(stored!.last_error).toBe("OutputMismatch: the output schema of throwing-output failed: {}");
     expect(details.issues).toHaveLength(101);
     expect(details.issues[100]).toMatchObject({ message: "and 4900 more issues", code: "more_issues" });
   });

@@ -6,7 +6,7 @@ import type { ApiErrorCode } from "../http/api-errors.js";
 import type { AnyJob, JobInput, JobOutput } from "../job.js";
 import type { ListRunsQuery } from "../store/runs/runs-list.js";
 import type { RunSummary, RunView } from "../store/runs/run-views.js";
-import { unsendableItem } from "./sendable.js";
+import { unsendableItem, unsendablePayload } from "./sendable.js";
 import { waitForResult, type WaitOptions } from "./wait.js";
 import type { TypedEnqueueItem } from "../jobs.js";
 import type { ScheduleInfo } from "../schedules/index.js";
@@ -187,7 +187,11 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     deadLetters: {
       list: (params = {}) => call("deadLetters.list", { query: { ...params } }),
       get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),
-      replay: (deadId, edit) => call("deadLetters.replay", { ...id(deadId), body: edit }),
+      replay: async (deadId, edit) => {
+        const bad = edit ? unsendablePayload(edit.payload, "the edited payload") : undefined;
+        if (bad) throw new JobsApiError(422, bad.code, bad.message, bad.details);
+        return call("deadLetters.replay", { ...id(deadId), body: edit });
+      },
       replayMany: (selector) => call("deadLetters.replayMany", { body: selector }),
       discard: (deadId) => call("deadLetters.discard", id(deadId)),
       discardMany: (ids) => call("deadLetters.discardMany", { body: { ids } }),

@@ -33,8 +33,17 @@ export const unsendableItem = (
       return { code: "invalid_options", message: `${name} is ${value instanceof Date ? "an invalid Date" : "not a finite number"}`, details: { ...where, field } };
     }
   }
-  const at = unsendable(item.payload, false);
+  return unsendablePayload(item.payload, `payload for ${String(item.job)}`, where);
+};
+
+/** Why a payload (an enqueue's, an edited replay's) cannot be sent as given, or undefined when it can. */
+export const unsendablePayload = (
+  payload: unknown,
+  what: string,
+  where: { index?: number } = {},
+): { code: "invalid_payload"; message: string; details: Record<string, unknown> } | undefined => {
+  const at = unsendable(payload, false);
   if (!at) return undefined;
   const message = "a number JSON cannot hold (NaN, Infinity or a bigint)";
-  return { code: "invalid_payload", message: `payload for ${String(item.job)} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
+  return { code: "invalid_payload", message: `${what} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
 };

@@ -24,22 +24,36 @@ export interface OpenTelemetryOptions {
  * stores it), the status ERROR with its message.
  */
 const fail = (span: Span, error: unknown, fallback: string) => {
-  if (error instanceof Error) {
-    span.recordException(error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: `${error.name}: ${error.message}` });
-    return;
-  }
   const text = thrownText(error);
-  if (text.length > 0) span.recordException(text);
   span.setStatus({ code: SpanStatusCode.ERROR, message: text.length > 0 ? text : fallback });
+  try {
+    if (isError(error)) span.recordException(error);
+    else if (text.length > 0) span.recordException(text);
+  } catch {
+    // The SDK reads the error's name and stack, which may throw: the exception event is its text then.
+    span.recordException(text);
+  }
 };
 
-/** The text of a thrown value that is no Error: a string, an object's message, else its JSON (this entry pulls in nothing of the core). */
+const isError = (error: unknown): error is Error => {
+  try {
+    return error instanceof Error;
+  } catch {
+    // A Proxy whose prototype cannot be read.
+    return false;
+  }
+};
+
+/**
+ * The text of a thrown value, never throwing: `Name: message` for an Error, a string, an object's
+ * message, else its JSON (this entry pulls in nothing of the core, so not its errorText).
+ */
 const thrownText = (error: unknown): string => {
   if (error === undefined) return "";
   if (typeof error === "string") return error;
   try {
-    const message = (error as { message?: unknown } | null)?.message;
+    const { name, message } = error as { name?: unknown; message?: unknown };
+    if (isError(error)) return `${typeof name === "string" ? name : "Error"}: ${typeof message === "string" ? message : ""}`;
     if (typeof message === "string") return message;
     return JSON.stringify(error) ?? String(error);
   } catch {
@@ -89,10 +103,13 @@ const runObservation = (tracer: Tracer, instruments: Instruments, parent: Contex
       // The metrics first: a span processor that throws (a broken exporter) must not lose them too.
       instruments.run(queue, run.jobName, result);
       span.setAttributes({ [ATTR.outcome]: result.outcome, [ATTR.durationMs]: result.durationMs, ...(result.reason ? { [ATTR.deadReason]: result.reason } : {}) });
-      if (result.outcome === "lease_lost") fail(span, result.error, "lease lost: another tick took the job over, or the settlement was not written");
-      else if (result.outcome === "retried") fail(span, result.error, "the attempt failed; it will be retried");
-      else if (result.outcome === "dead_lettered") fail(span, result.error, `dead-lettered (${result.reason ?? "failed"})`);
-      span.end();
+      try {
+        if (result.outcome === "lease_lost") fail(span, result.error, "lease lost: another tick took the job over, or the settlement was not written");
+        else if (result.outcome === "retried") fail(span, result.error, "the attempt failed; it will be retried");
+        else if (result.outcome === "dead_lettered") fail(span, result.error, `dead-lettered (${result.reason ?? "failed"})`);
+      } finally {
+        span.end();
+      }
     },
   };
 };

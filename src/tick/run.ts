@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import type { SafeRun } from "../observe/safe.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { describeIssues, parsePayload } from "../payload.js";
+import { errorText } from "../error-text.js";
 import { LogRing } from "./run-record.js";
 
 /** What became of one run, before anything is decided about retries. */
@@ -38,7 +39,7 @@ const checkOutput = (job: AnyJob, value: unknown): unknown => {
   try {
     parsed = safeParse(job.output, value);
   } catch (error) {
-    throw new OutputMismatch(`the output schema of ${job.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new OutputMismatch(`the output schema of ${job.name} failed: ${errorText(error)}`);
   }
   if (!parsed.success) {
     // The first few fit in an error text; a value wrong in a million places must not build a message as large.

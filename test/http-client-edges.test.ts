@@ -1,6 +1,7 @@
 // The typed client where the wire could change what it was given or keep it waiting: values JSON
 // writes as null, a wait whose poll is stuck on a locked table, polls the server fails in passing,
 // and a base URL that names no route.
+import { Hono } from "hono";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -162,5 +163,58 @@ describe("a base URL that names no route", () => {
     await expect(wrong.runs.get(id)).rejects.toMatchObject({ code: "no_route" });
     await expect(wrong.waitForResult(id)).rejects.toMatchObject({ code: "no_route" });
     expect(await client.get(crypto.randomUUID())).toBeNull();
+  });
+});
+
+describe("answers that are not the call's", () => {
+  it("follows no redirect (a 301 would turn the enqueue into a GET of the job list), and refuses a success that is not an enqueue's", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const app = createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET } });
+    const moved = new Hono().all("*", (c) => (c.req.path.startsWith("/old/") ? c.redirect(c.req.url.replace("/old/", "/"), 301) : app.fetch(c.req.raw)));
+    const mover = await serveOnLoopback(moved);
+    try {
+      const old = createClient<typeof jobList>({ baseUrl: `${mover.url}/old`, token: NEW_TOKEN });
+      const e = await old.enqueue("maybe", { n: 1 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(JobsApiError);
+      expect(e).toMatchObject({ status: 301, code: "no_route", message: expect.stringMatching(/redirected POST .* to http/) });
+      await expect(old.deadLetters.replayMany({ ids: [crypto.randomUUID()] })).rejects.toMatchObject({ status: 301, code: "no_route" });
+      expect(await queued()).toBe(0);
+    } finally {
+      await mover.close();
+    }
+    const elsewhere = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: () => Promise.resolve(Response.json({ items: [], nextCursor: null })) });
+    await expect(elsewhere.enqueue("maybe", { n: 1 })).rejects.toMatchObject({ code: "internal", message: expect.stringMatching(/not what enqueue answers/) });
+    await expect(elsewhere.enqueueMany([{ job: "maybe", payload: { n: 1 } }])).resolves.toEqual([]);
+  });
+
+  it("refuses an edited replay whose payload is undefined (JSON would drop it and the original would run) and a circular payload, sending nothing", async () => {
+    let requests = 0;
+    const counting = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: (request: Request) => (requests++, fetch(request)) });
+    const id = crypto.randomUUID();
+    await expect(counting.deadLetters.replay(id, { payload: undefined })).rejects.toMatchObject({ status: 422, code: "invalid_payload", message: expect.stringMatching(/missing/) });
+    const circular: Record<string, unknown> = { n: 1 };
+    circular.self = circular;
+    const e = await counting.enqueue("maybe", circular as { n: number }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(JobsApiError);
+    expect(e).toMatchObject({ status: 422, code: "invalid_payload", message: expect.stringMatching(/cannot be sent as JSON/) });
+    await expect(counting.deadLetters.replay(id, { payload: circular })).rejects.toMatchObject({ code: "invalid_payload" });
+    expect(requests).toBe(0);
+  });
+
+  it("ends a wait shorter than the first poll's grace at its timeout once the first poll is back", async () => {
+    const { id } = await client.enqueue("maybe", { n: 1 }, { delayMs: 60_000 });
+    let polls = 0;
+    const stuck = createClient<typeof jobList>({
+      baseUrl: server.url,
+      token: NEW_TOKEN,
+      // The first poll answers (queued); every later one hangs until aborted.
+      fetch: (request: Request) =>
+        ++polls === 1 ? fetch(request) : new Promise<Response>((_, reject) => request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true })),
+    });
+    const started = Date.now();
+    await expect(stuck.waitForResult(id, { timeoutMs: 300, intervalMs: 50 })).rejects.toMatchObject({ code: "timeout" });
+    // The whole second of grace ran before (1,003 ms).
+    expect(Date.now() - started).toBeLessThan(800);
+    expect(polls).toBe(2);
   });
 });

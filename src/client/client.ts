@@ -102,6 +102,17 @@ export interface JobsClient<J extends readonly AnyJob[]> {
 /** The routes the client calls (the tick takes CRON_SECRET, the OpenAPI document is for tools). */
 export type ClientRoute = Exclude<RouteName, "tick" | "tick.get" | "openapi">;
 
+/** A request body as JSON; one JSON cannot write (a circular object) is refused as the library refuses such a payload. */
+const jsonBody = (body: unknown): string => {
+  try {
+    return JSON.stringify(body);
+  } catch (e) {
+    throw new JobsApiError(422, "invalid_payload", `the request cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+};
+
+const isEnqueued = (v: unknown): boolean => typeof (v as { id?: unknown } | undefined)?.id === "string";
+
 const query = (params: Record<string, string | number | undefined> = {}) => {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) q.set(k, String(v));
@@ -121,7 +132,14 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   /** Calls a route of the table: its method and path, parameters filled in, the query string and a JSON body. */
   const call = async <T>(
     route: ClientRoute,
-    args: { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown; signal?: AbortSignal } = {},
+    args: {
+      params?: Record<string, string>;
+      query?: Record<string, string | number | undefined>;
+      body?: unknown;
+      signal?: AbortSignal;
+      /** What a success must look like (a write's answer is checked: an answer from elsewhere must not pass for it). */
+      expect?: (body: unknown) => boolean;
+    } = {},
   ): Promise<T> => {
     const { method } = ROUTES[route];
     // URLs drop "." and ".." segments and an empty one would leave the path's parent: such a value
@@ -132,8 +150,13 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: "application/json" };
     if (args.body !== undefined) headers["content-type"] = "application/json";
     const url = `${base}${pathOf(route, args.params)}${query(args.query)}`;
-    const body = args.body === undefined ? undefined : JSON.stringify(args.body);
-    const res = await doFetch(new Request(url, { method, headers, body, ...(args.signal ? { signal: args.signal } : {}) }));
+    const body = args.body === undefined ? undefined : jsonBody(args.body);
+    // Never followed: fetch turns a POST into a GET on a 301 or 302, and the write would land on a read.
+    const res = await doFetch(new Request(url, { method, headers, body, redirect: "manual", ...(args.signal ? { signal: args.signal } : {}) }));
+    if ((res.status >= 300 && res.status < 400) || res.type === "opaqueredirect") {
+      const to = res.headers.get("location");
+      throw new JobsApiError(res.status, "no_route", `the server redirected ${method} ${url}${to ? ` to ${to}` : ""}; the client follows no redirect: set baseUrl to the address the API answers at`);
+    }
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -144,6 +167,9 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     if (!res.ok) {
       const e = (parsed as { error?: { code?: ApiErrorCode; message?: string; details?: unknown } } | undefined)?.error;
       throw new JobsApiError(res.status, e?.code ?? "internal", e?.message ?? `HTTP ${res.status}`, e?.details);
+    }
+    if (args.expect && !args.expect(parsed)) {
+      throw new JobsApiError(res.status, "internal", `the server answered ${res.status} with a body that is not what ${route} answers: is baseUrl the API's address?`);
     }
     return parsed as T;
   };
@@ -167,11 +193,12 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   return {
     enqueue: async (job, payload, opts = {}) => {
       const item = { ...opts, job, payload };
-      return call("enqueue", { body: enqueueBody(item, [item], false) });
+      return call("enqueue", { body: enqueueBody(item, [item], false), expect: isEnqueued });
     },
     async enqueueMany(items) {
       const body = enqueueBody(items, items, true);
-      return (await call<{ items: EnqueueResult[] }>("enqueue", { body })).items;
+      const expect = (v: unknown) => Array.isArray((v as { items?: unknown } | undefined)?.items) && (v as { items: unknown[] }).items.every(isEnqueued);
+      return (await call<{ items: EnqueueResult[] }>("enqueue", { body, expect })).items;
     },
     get: (jobId) => orNull(call<JobView>("get", id(jobId))),
     list: (params = {}) => call("list", { query: { ...params } }),
@@ -188,6 +215,8 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       list: (params = {}) => call("deadLetters.list", { query: { ...params } }),
       get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),
       replay: async (deadId, edit) => {
+        // JSON would drop an undefined payload, and the server would replay the original one.
+        if (edit !== undefined && edit.payload === undefined) throw new JobsApiError(422, "invalid_payload", "the edited payload is missing (leave out the edit to replay the original payload)");
         const bad = edit ? unsendablePayload(edit.payload, "the edited payload") : undefined;
         if (bad) throw new JobsApiError(422, bad.code, bad.message, bad.details);
         return call("deadLetters.replay", { ...id(deadId), body: edit });

@@ -68,7 +68,15 @@ export const waitForResult = async (
   // runtimes the client runs in), its timer and listener removed when the wait ends.
   const controller = new AbortController();
   const cutAt = Math.max(timeoutMs, FIRST_POLL_MS);
-  const timer = cutAt <= MAX_TIMER_MS ? setTimeout(() => controller.abort(), cutAt) : undefined;
+  let timer = cutAt <= MAX_TIMER_MS ? setTimeout(() => controller.abort(), cutAt) : undefined;
+  // Once the first poll is back, a timeout shorter than its grace cuts at the timeout itself.
+  let graced = cutAt > timeoutMs;
+  const firstPollBack = () => {
+    if (!graced || controller.signal.aborted) return;
+    graced = false;
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(), Math.max(0, until - Date.now()));
+  };
   const onAbort = () => controller.abort(external!.reason);
   external?.addEventListener("abort", onAbort, { once: true });
   // A zero or negative interval would poll as fast as the server answers.
@@ -96,12 +104,14 @@ export const waitForResult = async (
         job = await get(id, controller.signal);
       } catch (e) {
         if (controller.signal.aborted) throw ended();
+        firstPollBack();
         if (!passing(e)) throw e;
         failure = e;
         await rest();
         continue;
       }
       seen = job;
+      firstPollBack();
       if (job?.status === "succeeded") {
         // Its output was not kept: null here would pass for a value of the output's type.
         if (job.outputTruncated) throw new JobsWaitError("output_truncated", `job ${id} succeeded, but what it returned was too large to keep (JOBS_MAX_OUTPUT_BYTES) or not JSON`, job);

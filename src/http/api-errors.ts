@@ -75,6 +75,8 @@ export const classify = (
   if (databaseUnavailable(e)) return { code: "unavailable", message: "the database is unavailable right now; try again", fault: true, passing: true };
   const state = sqlState(e);
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };
+  // A deadlock or serialization failure rolled the statement back whole: the same request may pass now.
+  if (state === "40P01" || state === "40001") return { code: "conflict", message: "another change to the same rows crossed this one; nothing was changed, try again", fault: false };
   if (state?.startsWith("22")) {
     return { code: "invalid_options", message: `the database refused a value: ${(e as Error).message}`, fault: false };
   }

@@ -9,7 +9,10 @@ export const discardDeadLetters = async (db: Db, t: Tables, ids: readonly string
   if (valid.length === 0) return [];
   const p = new Params();
   const { rows } = await db.query<{ id: string }>(
-    `DELETE FROM ${t.deadLetters} WHERE id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)})) RETURNING id::text`,
+    // Locked in id order first, as a bulk replay locks them (see replay-bulk.ts): two such statements never deadlock.
+    `DELETE FROM ${t.deadLetters} WHERE id IN (
+       SELECT id FROM ${t.deadLetters} WHERE id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)})) ORDER BY id FOR UPDATE)
+     RETURNING id::text`,
     p.values,
   );
   return rows.map((r) => r.id);

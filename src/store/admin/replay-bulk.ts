@@ -60,9 +60,14 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   const byIds = "ids" in selector;
   try {
     const { rows } = await db.query<{ replayed: string[]; blocked: string[]; total: number }>(
-      `WITH sel AS (
+      `WITH pick AS (
+         SELECT d.id FROM ${t.deadLetters} d WHERE ${filter} ORDER BY d.dead_at, d.id LIMIT ${p.add(limit)}),
+       -- Locked in id order, as every statement that deletes several letters locks them: in the plan's
+       -- order, a replay by ids and one by filter crossing the same letters deadlocked. A letter
+       -- replayed or discarded meanwhile is passed over (not_found).
+       sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
-         WHERE ${filter} ORDER BY d.dead_at, d.id LIMIT ${p.add(limit)}),
+         WHERE d.id IN (SELECT id FROM pick) ORDER BY d.id FOR UPDATE),
        blocked AS (
          SELECT s.id FROM sel s WHERE ${liveTwin(t, "s")}
          UNION

@@ -134,6 +134,16 @@ describe("bulkReplay", () => {
     expect(new Set(r.skipped.map((s) => `${s.id}:${s.reason}`))).toEqual(new Set([`${a}:conflict`, `${c}:conflict`]));
   });
 
+  it("by filter does not count as remaining the letters held by the one of their key it replayed (a next call replays none of them)", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    await h.rows(`DELETE FROM jobs_dead_letters`);
+    for (const n of [70, 71, 72]) await deadLetters([{ n, key: "shared" }]);
+    const first = await bulkReplay(h.db, jobs.tables, { job: "fails" });
+    expect(first).toMatchObject({ replayed: [expect.any(String)], remaining: 0 });
+    expect(first.skipped.map((s) => s.reason)).toEqual(["conflict", "conflict"]);
+    expect(await bulkReplay(h.db, jobs.tables, { job: "fails" })).toMatchObject({ replayed: [], remaining: 0 });
+  });
+
   it("by filter passes over letters a live job blocks, so that calls get through the others and end", async () => {
     await h.rows(`DELETE FROM jobs_queue`);
     await h.rows(`DELETE FROM jobs_dead_letters`);

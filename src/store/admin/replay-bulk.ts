@@ -90,7 +90,8 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
     for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
-    return { replayed: row.replayed, skipped, remaining: byIds ? 0 : Math.max(0, row.total - replayed.size) };
+    // Letters sharing a key with one replayed now are held by it from now on: not left for a next call.
+    return { replayed: row.replayed, skipped, remaining: byIds ? 0 : Math.max(0, row.total - replayed.size - blocked.size) };
   } catch (e) {
     if (isUniqueViolation(e)) {
       throw new JobsError("conflict", "a job with the same idempotency key was enqueued meanwhile; nothing was replayed, try again");

@@ -36,13 +36,17 @@ describe("statements held up", () => {
     const report = await jobs.tick({ budgetMs: 800, graceMs: 5_000 });
     await lock.done;
     expect(ran).toBe(0);
-    expect(report).toMatchObject({ succeeded: 0, deadLettered: 0 });
+    // Nothing ran: no requeue is counted or recorded (a run of attempt 0 was, and a requeue in the metrics).
+    expect(report).toMatchObject({ succeeded: 0, deadLettered: 0, requeued: 0, requeuedIds: [] });
     const rows = await h.rows<{ status: string; attempt: number }>(`SELECT status, attempt FROM ${jobs.tables.queue}`);
     expect(rows).toEqual([{ status: "queued", attempt: 0 }, { status: "queued", attempt: 0 }]);
     expect(await h.rows(`SELECT 1 FROM ${jobs.tables.deadLetters}`)).toEqual([]);
+    expect(await h.rows(`SELECT outcome, attempt FROM ${jobs.tables.runs}`)).toEqual([]);
+    expect(await h.rows(`SELECT coalesce(sum(requeued), 0)::int AS n FROM ${jobs.tables.metrics}`)).toEqual([{ n: 0 }]);
     // They run at the next tick, once each.
     expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 2 });
     expect(ran).toBe(2);
+    expect(await h.rows(`SELECT outcome, attempt FROM ${jobs.tables.runs}`)).toEqual([{ outcome: "succeeded", attempt: 1 }, { outcome: "succeeded", attempt: 1 }]);
   });
 
   it("records when a run started, not when its settlement could go out", async () => {

@@ -290,8 +290,9 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failure && !options.signal?.aborted;
       const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt), settlements, [...requeue, ...lateClaims]);
-      requeuedIds = result?.requeued ?? [];
-      settledByFinal = new Set([...requeuedIds, ...(result?.requeueExhausted ?? [])]);
+      settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
+      // Claims that came back too late to start were no runs: returned, not requeued.
+      requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }

@@ -13,10 +13,14 @@ export interface Fragment {
   /**
    * CTEs returning `job_name, duration_ms, flow_bucket` and the `historyColumns` with the outcome
    * they stand for: each is a transition out of running, counted in the metrics, out of the run's
-   * concurrency bucket, and (history on) recorded as a run.
+   * concurrency bucket, and (history on) recorded as a run. `ran`: which of the CTE's rows were runs
+   * (SQL over its columns); the others are settled, but neither counted nor recorded.
    */
-  readonly outcomes?: Array<{ cte: string; outcome: Outcome }>;
+  readonly outcomes?: Array<{ cte: string; outcome: Outcome; ran?: string }>;
 }
+
+/** An outcome CTE's rows that were runs (see `Fragment.outcomes`), as a FROM item. */
+export const runsOf = (o: { cte: string; ran?: string }): string => (o.ran ? `${o.cte} WHERE ${o.ran}` : o.cte);
 
 export type Outcome = "succeeded" | "retried" | "dead_lettered" | "requeued" | "reclaimed";
 

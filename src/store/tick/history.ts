@@ -1,5 +1,5 @@
 import type { LogLevel } from "../../log.js";
-import type { Fragment } from "./fragments.js";
+import { type Fragment, runsOf } from "./fragments.js";
 
 /** One `ctx.log` line as the history keeps it. */
 export interface LogLine {
@@ -68,6 +68,6 @@ export const historySink = (table: string, outcomes: NonNullable<Fragment["outco
            h_truncated, h_correlation, h_idempotency, h_created, h_logs, h_payload
     FROM (${outcomes
       .map((o) => `SELECT id, job_name, duration_ms, h_attempt, h_max_attempts, h_priority, h_started, h_error, h_stack, h_output, h_truncated,
-              h_correlation, h_idempotency, h_created, h_logs, h_payload, '${o.outcome}'::text AS outcome FROM ${o.cte}`)
+              h_correlation, h_idempotency, h_created, h_logs, h_payload, '${o.outcome}'::text AS outcome FROM ${runsOf(o)}`)
       .join(" UNION ALL ")}) o
     RETURNING 1)`;

@@ -1,4 +1,4 @@
-import type { Fragment } from "./fragments.js";
+import { type Fragment, runsOf } from "./fragments.js";
 import type { Params } from "../shared/tables.js";
 
 /** Upper bounds (exclusive, ms) of the duration histogram's buckets; the last bucket holds the rest. */
@@ -35,7 +35,7 @@ const meterRows = (outcomes: NonNullable<Fragment["outcomes"]>): string =>
           coalesce(sum(duration_ms), 0) AS duration_ms_sum, coalesce(max(duration_ms), 0) AS duration_ms_max,
           ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `count(*) FILTER (WHERE b = ${i})`).join(", ")}]::int[] AS hist
    FROM (SELECT job_name, duration_ms, outcome, width_bucket(duration_ms, '{${DURATION_BOUNDS_MS.join(",")}}'::int[]) AS b
-         FROM (${outcomes.map((o) => `SELECT job_name, duration_ms, '${o.outcome}'::text AS outcome FROM ${o.cte}`).join(" UNION ALL ")}) u) o
+         FROM (${outcomes.map((o) => `SELECT job_name, duration_ms, '${o.outcome}'::text AS outcome FROM ${runsOf(o)}`).join(" UNION ALL ")}) u) o
    GROUP BY job_name`;
 
 /** This statement's counters as a column, for a statement that leaves writing them to a later one. */

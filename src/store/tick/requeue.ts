@@ -32,7 +32,7 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
             last_error = CASE WHEN s.unstarted THEN q.last_error ELSE ${error}::text END, updated_at = now(), debounce_key = NULL
         FROM jsonb_to_recordset(${input}) AS s(${record})
         WHERE ${FENCE("q", "s", input)} AND (q.attempt < q.max_attempts OR s.unstarted)
-        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: `${error}::text`, s: "s" })})`,
+        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, s.unstarted, ${historyColumns("q", { error: `${error}::text`, s: "s" })})`,
       `requeue_exhausted AS (
         DELETE FROM ${t.queue} q
         USING jsonb_to_recordset(${input}) AS s(${record})
@@ -41,7 +41,8 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
     ],
     deadSources: ["requeue_exhausted"],
     outcomes: [
-      { cte: "requeued", outcome: "requeued" },
+      // A claim returned unstarted was no run: no history row, no requeue in the metrics.
+      { cte: "requeued", outcome: "requeued", ran: "NOT unstarted" },
       { cte: "requeue_exhausted", outcome: "dead_lettered" },
     ],
   };

@@ -2,7 +2,7 @@ import type { Db, QueryOptions } from "../../db.js";
 import { claimFragment, type ClaimedRow, type ClaimInput, type DispatchPosition } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
-import type { Fragment } from "./fragments.js";
+import { type Fragment, runsOf } from "./fragments.js";
 import { saveCursorCte } from "./flow-cursor.js";
 import { historySink } from "./history.js";
 import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./housekeeping.js";
@@ -112,9 +112,10 @@ export const EMPTY_STEP: StepResult = {
 const nonEmpty = <T>(xs: readonly T[] | undefined): xs is readonly T[] => xs !== undefined && xs.length > 0;
 
 /** This statement's counts as SQL over the CTEs present: the one place they are computed. */
-const countsSql = (present: ReadonlySet<string>, settling: number, p: Params): Record<keyof TickCounts, string> => {
-  const count = (ctes: string[]) => {
-    const parts = ctes.filter((c) => present.has(c)).map((c) => `(SELECT count(*) FROM ${c})`);
+const countsSql = (present: ReadonlySet<string>, settling: number, p: Params, outcomes: NonNullable<Fragment["outcomes"]>): Record<keyof TickCounts, string> => {
+  const count = (ctes: string[], runs = false) => {
+    const from = (c: string) => (runs ? runsOf(outcomes.find((o) => o.cte === c) ?? { cte: c }) : c);
+    const parts = ctes.filter((c) => present.has(c)).map((c) => `(SELECT count(*) FROM ${from(c)})`);
     return parts.length > 0 ? `(${parts.join(" + ")})::int` : "0";
   };
   return {
@@ -122,7 +123,7 @@ const countsSql = (present: ReadonlySet<string>, settling: number, p: Params): R
     succeeded: count(["completed"]),
     retried: count(["retried"]),
     deadLettered: count(["dead_lettered", "requeue_exhausted", "reclaim_exhausted"]),
-    requeued: count(["requeued"]),
+    requeued: count(["requeued"], true),
     leaseLost: settling > 0 ? `${p.add(settling)}::int - ${count(["completed", "retried", "dead_lettered", "requeued", "requeue_exhausted"])}` : "0",
     reclaimed: count(["reclaimed", "reclaim_exhausted"]),
   };
@@ -170,7 +171,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
 
   const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : [])]);
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
-  const counts = countsSql(present, settling, p);
+  const counts = countsSql(present, settling, p, outcomes);
   const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
   const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, flowed ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
   const slotRow = slotRows.length > 0;

@@ -95,7 +95,11 @@ export const enqueueMany = async (
     if (row.debounce_key !== null) byBatchKey.set(keyOf(row), row);
     else if (row.idempotency_key !== null && !byBatchKey.has(keyOf(row))) byBatchKey.set(keyOf(row), row);
   }
-  const unique = rows.filter((row) => (row.idempotency_key === null && row.debounce_key === null) || byBatchKey.get(keyOf(row)) === row);
+  const plain = rows.filter((row) => row.idempotency_key === null && row.debounce_key === null);
+  // Keyed rows in the order of their keys: two batches holding the same keys in other orders then
+  // wait for each other's inserts in one order, where they deadlocked.
+  const keyed = [...byBatchKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  const unique = [...plain, ...keyed];
   const debounced = new Set<string>();
   const byKey = await insertResolvingKeys(db, t, unique, debounced);
   const seen = new Set<string>();

@@ -3,6 +3,8 @@ import type { TickLimits } from "./limits.js";
 
 /** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
 const MIN_STATEMENT_MS = 1_000;
+/** The longest delay a timer takes (a longer one fires at once): a budget and a grace of 24 days each add up past it. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** A tick's time: when it started, when it stops claiming and must end, and what each statement may take. */
 export interface TickClock {
@@ -27,7 +29,7 @@ export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" 
     deadline,
     cutoff: Math.min(deadline - limits.claimCutoffMs, started + (limits.claimForMs ?? Number.POSITIVE_INFINITY)),
     leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
-    bound: (final) => Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now()),
-    lateBound: () => Math.max(0, deadline + graceMs - Date.now()),
+    bound: (final) => Math.min(MAX_TIMER_MS, Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now())),
+    lateBound: () => Math.min(MAX_TIMER_MS, Math.max(0, deadline + graceMs - Date.now())),
   };
 };

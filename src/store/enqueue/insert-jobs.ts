@@ -7,7 +7,7 @@ export interface NewJobRow extends FlowKeys {
   readonly id: string;
   readonly job_name: string;
   readonly payload: unknown;
-  /** ISO time; when absent the job is due `delay_ms` after the database's now(). */
+  /** ISO time; when absent the job is due `delay_ms` after this statement's start (not its transaction's: an enqueue in an app's transaction counts from the enqueue). */
   readonly run_at: string | null;
   readonly delay_ms: number | null;
   readonly priority: number;
@@ -44,7 +44,7 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const p = new Params();
   const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
   const has = (k: string) => rows.some((r) => kind(r) === k);
-  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, now() + coalesce(x.delay_ms, 0) * interval '1 millisecond')", traceparent: "x.traceparent" })}
+  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')", traceparent: "x.traceparent" })}
     FROM input x WHERE ${where}`;
   // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
   // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).

@@ -11,6 +11,8 @@ export interface Requeue {
 }
 
 export const DEADLINE_ERROR = "the tick's deadline came before the run finished; requeued";
+/** The same cut at the job's last attempt: it became a dead letter (reason `deadline`), not requeued. */
+export const DEADLINE_DEAD_ERROR = "the tick's deadline came before the run finished, at its last attempt";
 
 /**
  * At a tick's deadline: every run still going goes back to the queue, claimable
@@ -23,6 +25,7 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
   const input = p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, unstarted: i.unstarted === true, ...historyFields(i.history) })));
   const record = `id uuid, owner uuid, duration_ms integer, unstarted boolean, ${HISTORY_RECORD}`;
   const error = p.add(DEADLINE_ERROR);
+  const dead = p.add(DEADLINE_DEAD_ERROR);
   return {
     ctes: [
       `requeued AS (
@@ -37,7 +40,7 @@ export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items
         DELETE FROM ${t.queue} q
         USING jsonb_to_recordset(${input}) AS s(${record})
         WHERE ${FENCE("q", "s", input)} AND q.attempt >= q.max_attempts AND NOT s.unstarted
-        RETURNING ${deadColumns("q", `${error}::text`, "'deadline'::text", "s.duration_ms")}, ${historyColumns("q", { error: `${error}::text`, s: "s", final: true })})`,
+        RETURNING ${deadColumns("q", `${dead}::text`, "'deadline'::text", "s.duration_ms")}, ${historyColumns("q", { error: `${dead}::text`, s: "s", final: true })})`,
     ],
     deadSources: ["requeue_exhausted"],
     outcomes: [

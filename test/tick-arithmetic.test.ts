@@ -1,0 +1,26 @@
+// Arithmetic of the tick that no setting may break: a retry's delay and a statement's bound.
+import { describe, expect, it } from "vitest";
+import { backoffMs } from "../src/tick/backoff.js";
+import { tickClock } from "../src/tick/clock.js";
+
+describe("backoff", () => {
+  it("is a number at every attempt, even with a base of 0 and a factor that grows past a double (0 × Infinity was NaN: the retry was refused)", () => {
+    for (const options of [{ baseMs: 0, factor: 1e300 }, { baseMs: 0, factor: 10 }, { baseMs: 1, factor: 1e300, maxMs: 1e9 }]) {
+      for (const attempt of [1, 2, 3, 310, 1_000]) {
+        const ms = backoffMs(attempt, options, () => 0.5);
+        expect(Number.isFinite(ms), `${JSON.stringify(options)} attempt ${attempt}`).toBe(true);
+        expect(ms).toBeGreaterThanOrEqual(0);
+      }
+    }
+    expect(backoffMs(3, { baseMs: 0, factor: 1e300 }, () => 0.5)).toBe(0);
+  });
+});
+
+describe("a statement's bound", () => {
+  it("stays within what a timer takes when the budget and the grace, each within it, add up past it", () => {
+    const day = 86_400_000;
+    const clock = tickClock({ budgetMs: 24 * day, claimCutoffMs: 1_000, graceMs: 24 * day }, { leaseMs: 60_000, leaseMarginMs: 1_000 });
+    for (const final of [false, true]) expect(clock.bound(final)).toBeLessThanOrEqual(2 ** 31 - 1);
+    expect(clock.lateBound()).toBeLessThanOrEqual(2 ** 31 - 1);
+  });
+});

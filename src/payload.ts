@@ -92,6 +92,23 @@ export const jsonTextDeeperThan = (text: string, max: number): boolean => {
   return false;
 };
 
+/**
+ * How many characters more the stored payload's text takes than its JSON: jsonb keeps a number as
+ * numeric and writes it with all its digits (JSON's 1e+308 as 309 characters), so a payload within
+ * the limit could read back 44 times larger. Strings are skipped.
+ */
+export const exponentGrowth = (text: string): number => {
+  if (!/\de[+-]/.test(text)) return 0;
+  let grown = 0;
+  for (const m of text.matchAll(/"(?:[^"\\]|\\.)*"|(\d+)(?:\.(\d+))?e([+-]\d+)/g)) {
+    if (m[1] === undefined) continue;
+    const digits = m[1].length + (m[2]?.length ?? 0);
+    const point = m[1].length + Number(m[3]);
+    grown += Math.max(0, (point >= digits ? point : point > 0 ? digits + 1 : 2 - point + digits) - m[0].length);
+  }
+  return grown;
+};
+
 export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: ReturnType<typeof describeIssues> };
 
 /**
@@ -147,9 +164,11 @@ export const checkPayload = (
     if (text === "null") throw new JobsError("invalid_payload", `payload for ${job.name} is null: a payload is a JSON value other than null`, where);
   }
   // UTF-8 takes at most 3 bytes per UTF-16 unit, so short texts need no encoding to be measured.
-  const bytes = text.length * 3 <= maxBytes ? 0 : encoder.encode(text).length;
+  const grown = exponentGrowth(text);
+  const bytes = text.length * 3 + grown <= maxBytes ? 0 : encoder.encode(text).length + grown;
   if (bytes > maxBytes) {
-    throw new JobsError("payload_too_large", `payload for ${job.name} is ${bytes} bytes; the limit is ${maxBytes}`, {
+    const stored = grown > 0 ? " as stored (PostgreSQL writes a number with an exponent in all its digits)" : "";
+    throw new JobsError("payload_too_large", `payload for ${job.name} is ${bytes} bytes${stored}; the limit is ${maxBytes}`, {
       ...where,
       bytes,
       limit: maxBytes,

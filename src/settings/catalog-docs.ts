@@ -7,7 +7,7 @@ import type { VarName } from "./catalog.js";
  */
 export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string, meaning: string] } = {
   JOBS_CONCURRENCY: ["10", "handlers at once in one tick (at most 10,000)"],
-  JOBS_BATCH_SIZE: ["the concurrency", "rows per claim statement, never more than the free slots"],
+  JOBS_BATCH_SIZE: ["the concurrency", "rows per claim statement, never more than the free slots, nor than 64 MiB of payloads at their limit (32 at the default 1 MiB, 512 at 64 KiB): a claim's rows arrive as one string, and one past what V8 can hold crashed the process"],
   JOBS_TICK_BUDGET: ["50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin)"],
   JOBS_CLAIM_CUTOFF: ["5s", "stop claiming this long before the deadline (at most half the budget)"],
   JOBS_TICK_GRACE: ["5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this"],
@@ -16,7 +16,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding one connection; `1` is one tick at a time"],
   JOBS_CLAIM_INTERVAL: ["1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often"],
   JOBS_TABLE_PREFIX: ["`jobs_`", "prefix of every table, so several queues can share a database"],
-  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted"],
+  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted, as stored (PostgreSQL writes a number with an exponent in all its digits: `1e308` takes 309 bytes)"],
   JOBS_MAX_ATTEMPTS: ["5", "for jobs that do not say (1 to 1,000)"],
   JOBS_HISTORY_RETENTION: ["7d", "how long run history (every attempt, with output, error, stack and logs) is kept; `off` records none"],
   JOBS_METRICS_RETENTION: ["30d", "how long the per-minute counts, duration histograms and queue depths are kept"],

@@ -5,6 +5,14 @@ import type { TickOptions } from "./types.js";
 // A timer cannot wait past 2^31 - 1 ms (it would fire at once), so neither can a tick.
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * The most payload text one claim may bring back, counting each payload at twice its limit (jsonb's
+ * text adds a space after every comma and colon). A claim's rows arrive as one string: 520 payloads
+ * of 1 MB passed the longest string V8 makes, and the driver threw outside any handler (the process
+ * died, the jobs stayed running). With the default 1 MiB limit, 32 jobs a claim.
+ */
+export const MAX_CLAIM_BYTES = 64 * 1024 * 1024;
+
 export interface TickLimits {
   readonly budgetMs: number;
   readonly concurrency: number;
@@ -45,7 +53,8 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   // faster, or 7-24% slower, with about a third more CPU per job (bench/profile/cpu-split.ts). A
   // second statement still goes out for slots that free while one is out, except on one connection,
   // where it would only wait.
-  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency);
+  const byBytes = Math.max(1, Math.floor(MAX_CLAIM_BYTES / (2 * settings.maxPayloadBytes)));
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency, byBytes);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   const claimForMs = millis("claimForMs", options.claimForMs, Number.POSITIVE_INFINITY);

@@ -1,4 +1,5 @@
 import { read } from "../settings/catalog.js";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Env } from "../settings/library.js";
@@ -41,8 +42,25 @@ export const runningDevServer = (env: Env, cwd: string): DevServerInfo | undefin
   if (!existsSync(file)) return undefined;
   try {
     const info = JSON.parse(readFileSync(file, "utf8")) as DevServerInfo;
-    return typeof info.pid === "number" && typeof info.databaseUrl === "string" && alive(info.pid) ? info : undefined;
+    // A dev server is a node process; a pid reused by another program is a file left by a killed one.
+    return typeof info.pid === "number" && typeof info.databaseUrl === "string" && alive(info.pid) && /node|tsx/.test(commandOf(info.pid) ?? "") ? info : undefined;
   } catch {
     return undefined;
+  }
+};
+
+/**
+ * The command line of a process (Linux's /proc, else `ps`), or undefined when it cannot be read. A pid
+ * in a file left by a killed process may since name another program: it is checked before use.
+ */
+export const commandOf = (pid: number): string | undefined => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    try {
+      return execFileSync("ps", ["-p", String(pid), "-o", "command="], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    } catch {
+      return undefined;
+    }
   }
 };

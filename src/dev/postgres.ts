@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { basename, dirname, join } from "node:path";
-import { alive } from "./paths.js";
+import { alive, commandOf } from "./paths.js";
 import { postgresPrograms, type PostgresPrograms } from "./pg-binaries.js";
 import { placeDataDir } from "./pg-data.js";
 import { newPassword, replaceLegacyPassword, storedPassword, storePassword } from "./pg-password.js";
@@ -72,6 +72,9 @@ const stopOrphan = async (dir: string): Promise<void> => {
   if (!existsSync(lock)) return;
   const pid = Number(readFileSync(lock, "utf8").split("\n")[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  // After a reboot or a kill of the whole group the file stays, and its pid may be another program's:
+  // that one is left alone, and the file goes (PostgreSQL would take the live pid for a server on the folder).
+  if (!/postgres/.test(commandOf(pid) ?? "")) return rmSync(lock, { force: true });
   process.kill(pid, "SIGINT");
   for (let i = 0; i < 200 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
 };

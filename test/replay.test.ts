@@ -246,3 +246,31 @@ describe("a cancelled job", () => {
     expect(await off.get(gone)).toBeNull();
   });
 });
+
+describe("run again after an edited replay", () => {
+  it("queues the payload that attempt ran, not the one the replay put in its place", async () => {
+    const flaky = defineJob({
+      name: "flaky",
+      schema: z.object({ n: z.number(), ok: z.boolean().optional() }),
+      maxAttempts: 2,
+      backoff: { baseMs: 0 },
+      handler: (p) => {
+        if (!p.ok) throw new Error("not yet");
+      },
+    });
+    const j = await h.isolated([flaky], { concurrency: 5 });
+    const { id } = await j.enqueue("flaky", { n: 1 });
+    await j.tick({ budgetMs: 5_000 });
+    await j.tick({ budgetMs: 5_000 });
+    expect((await j.deadLetters.get(id))?.attempts).toBe(2);
+    await j.deadLetters.replay(id, { payload: { n: 2, ok: true } });
+    expect(await j.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+    const runs = (await j.runs.list({ job: "flaky" })).items;
+    const first = runs.find((r) => r.attempt === 1 && r.outcome === "retried");
+    const rerun = await j.runs.rerun(first!.id);
+    expect((await j.get(rerun.id))?.payload).toEqual({ n: 1 });
+    // The run of the edited life reruns the edited payload.
+    const edited = runs.find((r) => r.outcome === "succeeded");
+    expect((await j.get((await j.runs.rerun(edited!.id)).id))?.payload).toEqual({ n: 2, ok: true });
+  });
+});

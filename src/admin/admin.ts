@@ -19,7 +19,7 @@ import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
 import type { Tables } from "../store/shared/tables.js";
-import { getRun } from "../store/runs/run-get.js";
+import { getRun, runPayload } from "../store/runs/run-get.js";
 import { listRuns, type ListRunsQuery } from "../store/runs/runs-list.js";
 import type { RunSummary, RunView } from "../store/runs/run-views.js";
 import type { EnqueueItem, EnqueueResult } from "../enqueue.js";
@@ -149,8 +149,9 @@ export const queueAdmin = (env: {
       async rerun(runId, options = {}) {
         const run = await getRun(db, t, runId);
         if (!run) throw notFound("run", runId);
-        // A run that did not end its job has no payload of its own: the job still has it.
-        const payload = run.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
+        // A run that did not end its job has no payload of its own: the run that ended that life of the job
+        // has it, else (that life goes on) the job.
+        const payload = run.payload ?? (await runPayload(db, t, run.jobId, runId))?.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
         if (payload === null) throw notFound("payload for run", runId, " (the job is gone and the history no longer keeps it)");
         const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined, idempotencyKey: options.idempotencyKey }]);
         return { id: done!.id, runId, deduplicated: done!.deduplicated };

@@ -158,3 +158,39 @@ describe("listRuns time range to the microsecond", () => {
     expect((await listRuns(h.db, r, { since: "2026-12-01T10:30:00.1231+01:00" })).items.map((x) => x.job)).toEqual(["b", "a"]);
   });
 });
+
+describe("succeeded runs crowded out by failures", () => {
+  it("a page reads at most 4,000 runs (it read every newer failure), and its cursor reads on to every succeeded run", async () => {
+    const other = await h.isolated([]);
+    const t2 = tablesFor(other.settings.tablePrefix);
+    const insert = (outcome: string, n: number) =>
+      h.rows(`INSERT INTO ${t2.runs} (job_id, job_name, attempt, outcome, finished_at, duration_ms)
+              SELECT gen_random_uuid(), 'broken', 1, $1, now(), 5 FROM generate_series(1, $2)`, [outcome, n]);
+    await insert("succeeded", 100);
+    await insert("retried", 20_000);
+    await h.rows(`ANALYZE ${t2.runs}`);
+    const want = (await h.rows<{ id: string }>(`SELECT r.id::text AS id FROM ${t2.runs} r WHERE r.outcome = 'succeeded' ORDER BY r.id DESC`)).map((r) => r.id);
+    const got: string[] = [];
+    let pages = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await listRuns(h.db, t2, { outcome: "succeeded", job: pages % 2 === 0 ? undefined : "broken", limit: 50, cursor });
+      pages++;
+      got.push(...page.items.map((r) => r.id));
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(got).toEqual(want);
+    expect(pages).toBeLessThanOrEqual(8);
+    let captured: { text: string; params: readonly unknown[] } | undefined;
+    const spy: Db = { query: (text, params = [], o) => ((captured = { text, params }), h.db.query(text, params, o)) } as Db;
+    for (const q of [{ outcome: "succeeded" as const }, { outcome: "succeeded" as const, job: "broken" }]) {
+      await listRuns(spy, t2, { ...q, limit: 50 });
+      const [row] = await h.rows<{ "QUERY PLAN": Array<{ Plan: Node }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${captured!.text}`, [...captured!.params]);
+      for (const s of scans(row!["QUERY PLAN"][0]!.Plan)) {
+        const read = (s["Actual Rows"] + (s["Rows Removed by Filter"] ?? 0)) * s["Actual Loops"];
+        expect(read, `${JSON.stringify(q)} ${s["Relation Name"]}`).toBeLessThanOrEqual(4_000);
+      }
+    }
+  });
+});

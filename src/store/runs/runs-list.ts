@@ -45,6 +45,37 @@ const firstIdAt = (runs: string, at: string) => `(
     WHERE b.lo < b.hi)
   SELECT min(lo) FROM b WHERE lo >= hi)`;
 
+/** The most runs one page of succeeded runs reads (see `succeededRuns`). */
+export const SUCCEEDED_SCAN = 4_000;
+
+/**
+ * Succeeded runs have no index of their own (they are most of the table, and every index is paid by
+ * every run): a page reads the runs the other filters match, newest first, keeping the succeeded
+ * ones, and stops at its limit or after `SUCCEEDED_SCAN` runs. Where failures crowd them out (a job
+ * failing a million times), the page may hold fewer than its limit, even none, with a cursor to read
+ * on from where it stopped: its cost stays bounded however long the history is (it read every newer
+ * failure to fill a page). The scan's last run comes back too, so one statement says where it stopped.
+ */
+const succeededRuns = async (db: Db, t: Tables, p: Params, where: string[], limit: number): Promise<Page<RunSummary>> => {
+  const { rows } = await db.query<{ v: RunSummary; id: string; succeeded: boolean; last: boolean }>(
+    `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id, w.outcome = 'succeeded' AS succeeded, w.n = ${SUCCEEDED_SCAN} AS last
+     FROM (SELECT id, outcome, n FROM (
+             SELECT s.id, s.outcome, row_number() OVER (ORDER BY s.id DESC) AS n
+             FROM (SELECT r.id, r.outcome FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY r.id DESC LIMIT ${SUCCEEDED_SCAN}) s) x
+           WHERE outcome = 'succeeded' OR n = ${SUCCEEDED_SCAN} ORDER BY id DESC LIMIT ${p.add(limit + 1)}) w
+     JOIN ${t.runs} r ON r.id = w.id
+     ORDER BY r.id DESC`,
+    p.values,
+  );
+  const hits = rows.filter((r) => r.succeeded);
+  const items = hits.slice(0, limit);
+  const last = items[items.length - 1];
+  if (hits.length > limit && last) return { items: items.map((r) => r.v), nextCursor: encode(last.id) };
+  // A page short of its limit with runs left unread reads on from where the scan stopped.
+  const edge = rows.find((r) => r.last);
+  return { items: items.map((r) => r.v), nextCursor: edge ? encode(edge.id) : null };
+};
+
 const encode = (id: string) => encodeCursorParts(["run", id]);
 
 const decode = (cursor: string): string => {
@@ -97,8 +128,9 @@ export const listRuns = async (db: Db, t: Tables, query: ListRunsQuery = {}): Pr
   }
   if (query.cursor !== undefined) where.push(`r.id < ${p.add(decode(query.cursor))}::bigint`);
   if (job !== undefined) where.push(`r.job_name = ${p.add(job)}`);
+  if (outcome === "succeeded") return succeededRuns(db, t, p, where, limit);
   // Outcomes are a fixed list, written into the text so the planner sees which index holds them.
-  if (outcome !== undefined) where.push(`r.outcome = '${outcome}'`, ...(outcome === "succeeded" ? [] : [`r.outcome <> 'succeeded'`]));
+  if (outcome !== undefined) where.push(`r.outcome = '${outcome}'`, `r.outcome <> 'succeeded'`);
   const take = p.add(limit + 1);
   const { rows } = await db.query<{ v: RunSummary; id: string }>(
     `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id

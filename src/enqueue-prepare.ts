@@ -65,7 +65,7 @@ export const prepareJob = (
   let delayMs: number | null = null;
   if (item.delayMs !== undefined && item.delayMs !== null) {
     if (typeof item.delayMs !== "number" || !Number.isFinite(item.delayMs) || item.delayMs < 0 || item.delayMs > 1e13) {
-      badOption("delayMs must be a non-negative number of milliseconds", where, "delayMs");
+      badOption("delayMs must be a number of milliseconds from 0 to 1e13 (about 317 years)", where, "delayMs");
     }
     if (runAt !== null) badOption("give runAt or delayMs, not both", where, "delayMs");
     delayMs = Math.round(item.delayMs);
@@ -74,7 +74,7 @@ export const prepareJob = (
   if (item.debounce !== undefined && item.debounce !== null) {
     const d = item.debounce;
     if (typeof d !== "object" || typeof d.delayMs !== "number" || !Number.isFinite(d.delayMs) || d.delayMs < 0 || d.delayMs > 1e13) {
-      badOption("debounce must be { key, delayMs } with a non-negative delayMs", where, "debounce");
+      badOption("debounce must be { key, delayMs } with a delayMs from 0 to 1e13 milliseconds", where, "debounce");
     }
     if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
     if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
@@ -83,7 +83,7 @@ export const prepareJob = (
     delayMs = Math.round(d.delayMs);
   }
   const priority = item.priority ?? job.priority ?? 0;
-  if (!Number.isInteger(priority) || Math.abs(priority) > INT32) badOption("priority must be an integer", where, "priority");
+  if (!Number.isInteger(priority) || Math.abs(priority) > INT32) badOption(`priority must be an integer from -${INT32} to ${INT32}`, where, "priority");
   const maxAttempts = item.maxAttempts ?? job.maxAttempts ?? settings.defaultMaxAttempts;
   if (!isMaxAttempts(maxAttempts)) {
     badOption(`maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS}`, where, "maxAttempts");

@@ -73,3 +73,12 @@ describe("an enqueue inside an app's transaction", () => {
     }
   });
 });
+
+describe("an option out of range", () => {
+  it("is refused with a message that names the range it left", async () => {
+    const jobs = await h.isolated([note]);
+    await expect(jobs.enqueue("note", { n: 1 }, { priority: 2_147_483_648 })).rejects.toMatchObject({ code: "invalid_options", message: "priority must be an integer from -2147483647 to 2147483647" });
+    await expect(jobs.enqueue("note", { n: 1 }, { delayMs: 1e14 })).rejects.toMatchObject({ code: "invalid_options", message: "delayMs must be a number of milliseconds from 0 to 1e13 (about 317 years)" });
+    await expect(jobs.enqueue("note", { n: 1 }, { debounce: { key: "k", delayMs: 1e14 } })).rejects.toMatchObject({ code: "invalid_options", message: expect.stringMatching(/from 0 to 1e13/) });
+  });
+});

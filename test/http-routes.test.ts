@@ -63,6 +63,30 @@ describe("stats, tick, openapi, routing", () => {
     expectError(await call("GET", "/api/openapi.json", { token: null }), 401, "unauthorized");
   });
 
+  it("resolves every $ref of the document, a recursive or named payload schema's too (they pointed at the document's root)", () => {
+    type Tree = { name: string; children: Tree[] };
+    const tree: z.ZodType<Tree> = z.lazy(() => z.object({ name: z.string(), children: z.array(tree) }));
+    const address = z.object({ street: z.string() }).meta({ id: "Address" });
+    const registry = new Map([
+      ["tree", defineJob({ name: "tree", schema: z.object({ root: tree }), handler: () => {} })],
+      ["rooted", defineJob({ name: "rooted", schema: tree, handler: () => {} })],
+      ["ship", defineJob({ name: "ship", schema: z.object({ from: address, to: address }), handler: () => {} })],
+    ]);
+    const doc = openApiDocument(registry, zodPayloadSchemas);
+    const refs: string[] = [];
+    JSON.stringify(doc, (key, v: unknown) => (key === "$ref" && typeof v === "string" && refs.push(v), v));
+    expect(refs.filter((r) => r.includes("$defs")).length).toBeGreaterThan(0);
+    for (const ref of refs) {
+      expect(ref.startsWith("#/"), ref).toBe(true);
+      let at: unknown = doc;
+      for (const part of ref.slice(2).split("/").map((p) => p.replaceAll("~1", "/").replaceAll("~0", "~"))) at = (at as Record<string, unknown> | undefined)?.[part];
+      expect(at, ref).toBeTypeOf("object");
+    }
+    // A single enqueue's answer matches one branch of the response's oneOf, not both.
+    const enqueued = (doc as any).paths["/api/jobs"].post.responses["201"].content["application/json"].schema.oneOf;
+    expect(enqueued[1].required).toEqual(["items"]);
+  });
+
   it("gives jobs whose names clean up alike their own OpenAPI components", () => {
     const schemaFor = (n: string) => z.object({ [n]: z.number() });
     const names = ["a:b", "a/b", "a_b"];

@@ -34,7 +34,8 @@ export const TIME = { type: "string", format: "date-time" };
 
 export const errors = (...codes: ApiErrorCode[]) => {
   const byStatus = new Map<number, ApiErrorCode[]>();
-  for (const code of [...codes, "unauthorized", "internal", "unavailable"] as ApiErrorCode[]) {
+  // Any request whose declared body passes JOBS_MAX_BODY_BYTES is refused (413) before it is read.
+  for (const code of new Set<ApiErrorCode>([...codes, "unauthorized", "payload_too_large", "internal", "unavailable"])) {
     byStatus.set(STATUS[code], [...(byStatus.get(STATUS[code]) ?? []), code]);
   }
   return Object.fromEntries([...byStatus].map(([status, list]) => [String(status), json(ref("Error"), `error: ${list.join(", ")}`)]));

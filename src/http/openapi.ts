@@ -21,7 +21,7 @@ interface Operation {
 
 const body = (schema: Schema, required = true) => ({ required, content: { "application/json": { schema } } });
 const ids = { type: "array", minItems: 1, maxItems: MAX_BULK_REPLAY, items: { type: "string" } };
-const enqueued = { oneOf: [ref("Enqueued"), { type: "object", properties: { items: { type: "array", items: ref("Enqueued") } } }] };
+const enqueued = { oneOf: [ref("Enqueued"), { type: "object", required: ["items"], properties: { items: { type: "array", items: ref("Enqueued") } } }] };
 const flag = (name: string) => json({ type: "object", properties: { id: { type: "string" }, [name]: { const: true } } });
 
 /** Every route's request and responses, by its name in the route table: the compiler says when one is missing. */
@@ -87,7 +87,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     requestBody: body({ type: "object", additionalProperties: false, properties: { payload: {} } }, false),
     responses: {
       "200": flag("replayed"),
-      ...errors("not_found", "unknown_job", "invalid_payload", "payload_too_large", "conflict", "malformed_json", "unsupported_media_type"),
+      ...errors("not_found", "unknown_job", "invalid_payload", "invalid_options", "payload_too_large", "conflict", "malformed_json", "unsupported_media_type"),
     },
   },
   "deadLetters.discard": { responses: { "200": flag("discarded"), ...errors("not_found") } },
@@ -125,7 +125,14 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
   stats: { responses: { "200": json(statsSchema), ...errors() } },
   health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
-  tick: { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
+  tick: {
+    responses: {
+      "200": json({ type: "object" }, "the tick's report"),
+      "202": { description: "with `x-pgtick-async: 1`: accepted, the tick runs on after the answer" },
+      "405": json(ref("Error"), "error: method_not_allowed (HEAD)"),
+      ...errors(),
+    },
+  },
   "tick.get": { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
   openapi: { responses: { "200": json({ type: "object" }), "401": json(ref("Error"), "error: unauthorized") } },
 };
@@ -145,6 +152,13 @@ const pathsFromTable = (): Schema => {
   return paths;
 };
 
+/**
+ * A payload schema's own references (`#`, `#/$defs/...`, as zod writes a recursive or named schema)
+ * made to point into its component: in the document, `#` is the document's root.
+ */
+const rebased = (value: unknown, at: string): Schema =>
+  JSON.parse(JSON.stringify(value), (key, v: unknown) => (key === "$ref" && typeof v === "string" && v.startsWith("#") ? at + v.slice(1) : v)) as Schema;
+
 /** The OpenAPI 3.1 document of the API, with each defined job's payload schema as `payloadSchemas` gives it. */
 export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSchemas: PayloadSchemas = opaquePayloadSchemas): Schema => {
   const jobs = [...registry.values()];
@@ -157,17 +171,17 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
     properties: {
       job: { const: job.name },
       payload: ref(componentName(job.name)),
-      runAt: { ...TIME, description: "when it becomes due (not with delayMs)" },
-      delayMs: { type: "number", minimum: 0, description: "due this long from now (not with runAt)" },
+      runAt: { type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" },
+      delayMs: { type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" },
       idempotencyKey: { type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" },
       maxAttempts: { type: "integer", minimum: 1, maximum: MAX_ATTEMPTS },
-      priority: { type: "integer", description: "higher runs first" },
+      priority: { type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" },
       correlationId: { type: "string", minLength: 1, maxLength: 255 },
       debounce: {
         type: "object",
         additionalProperties: false,
         required: ["key", "delayMs"],
-        properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0 } },
+        properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
         description: "while a job with this name and key is queued, replace its payload and make it due delayMs from now (not with runAt, delayMs or idempotencyKey)",
       },
     },
@@ -189,7 +203,7 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
         cronSecret: { type: "http", scheme: "bearer", description: "CRON_SECRET; only for /api/tick" },
       },
       schemas: {
-        ...Object.fromEntries(jobs.map((j) => [componentName(j.name), { ...payloadSchemas(j), "x-job-name": j.name }])),
+        ...Object.fromEntries(jobs.map((j) => [componentName(j.name), { ...rebased(payloadSchemas(j), `#/components/schemas/${componentName(j.name)}`), "x-job-name": j.name }])),
         Enqueue: anyEnqueue,
         Error: {
           type: "object",

@@ -17,7 +17,7 @@ export const ROUTES = {
     method: "GET", path: "/api/dead-letters", auth: "token", query: ["job", "reason", "limit", "cursor"], summary: "Dead letters, most recent first",
   },
   "deadLetters.replayMany": {
-    method: "POST", path: "/api/dead-letters/replay", auth: "token", summary: "Replay many dead letters in one statement: by ids, or the oldest matching a job and/or reason",
+    method: "POST", path: "/api/dead-letters/replay", auth: "token", summary: "Replay many dead letters in one statement: by ids, or the oldest of a job (of one reason, if given)",
   },
   "deadLetters.discardMany": { method: "POST", path: "/api/dead-letters/discard", auth: "token", summary: "Discard many dead letters in one statement" },
   "deadLetters.get": { method: "GET", path: "/api/dead-letters/:id", auth: "token", summary: "A dead letter" },

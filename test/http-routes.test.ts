@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createApp } from "../src/http/index.js";
 import { openApiDocument } from "../src/http/openapi.js";
 import { zodPayloadSchemas } from "../src/http/payload-schemas.js";
-import { defineJob } from "../src/index.js";
+import { type AnyJob, defineJob } from "../src/index.js";
 import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
 import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
 
@@ -67,7 +67,7 @@ describe("stats, tick, openapi, routing", () => {
     type Tree = { name: string; children: Tree[] };
     const tree: z.ZodType<Tree> = z.lazy(() => z.object({ name: z.string(), children: z.array(tree) }));
     const address = z.object({ street: z.string() }).meta({ id: "Address" });
-    const registry = new Map([
+    const registry = new Map<string, AnyJob>([
       ["tree", defineJob({ name: "tree", schema: z.object({ root: tree }), handler: () => {} })],
       ["rooted", defineJob({ name: "rooted", schema: tree, handler: () => {} })],
       ["ship", defineJob({ name: "ship", schema: z.object({ from: address, to: address }), handler: () => {} })],

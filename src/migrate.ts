@@ -24,6 +24,10 @@ const TAG = "$jobs_migration$";
 export const MIGRATION_LOCK_TIMEOUT_MS = 500;
 /** How long a migration keeps retrying for its locks before it fails. */
 export const MIGRATION_RETRY_FOR_MS = 120_000;
+/** The longest one statement waits for another migrate() to finish; it is sent again until that one is done. */
+const ADVISORY_WAIT_MS = 2_000;
+/** The SQLSTATE a migration statement gives up with when another migrate() holds the lock (a class of our own). */
+const ANOTHER_MIGRATE = "PT001";
 /** lock_not_available (the lock timeout) and deadlock_detected: the migration rolled back and may run again. */
 const RETRYABLE = new Set(["55P03", "40P01"]);
 
@@ -60,7 +64,15 @@ ${body}
   return `DO ${TAG}
 DECLARE applied integer := 0;
 BEGIN
-  PERFORM pg_advisory_xact_lock(${lockKey});
+  -- Another migrate() holds this lock as long as its migrations take: waited for in turns of
+  -- ${ADVISORY_WAIT_MS} ms, so that a caller gone meanwhile (a Ctrl-C) leaves no statement waiting to
+  -- apply its migrations whenever the lock frees.
+  BEGIN
+    PERFORM set_config('lock_timeout', '${ADVISORY_WAIT_MS}ms', true);
+    PERFORM pg_advisory_xact_lock(${lockKey});
+  EXCEPTION WHEN lock_not_available THEN
+    RAISE EXCEPTION 'another migrate is applying migrations' USING ERRCODE = '${ANOTHER_MIGRATE}';
+  END;
   -- After the advisory lock, which another migrate() may hold as long as its migrations take.
   PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
   CREATE TABLE IF NOT EXISTS ${t.migrations} (
@@ -79,13 +91,18 @@ ${TAG}`;
 export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = bundled(), retryForMs = MIGRATION_RETRY_FOR_MS): Promise<number[]> => {
   const t = tablesFor(prefix);
   const runId = crypto.randomUUID();
-  const until = Date.now() + retryForMs;
+  let until = Date.now() + retryForMs;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
     try {
       await db.query(migrationStatement(prefix, list, runId));
       break;
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
+      // Another migrate() is at work: wait for it however long it takes, as for the lock itself.
+      if (code === ANOTHER_MIGRATE) {
+        until = Date.now() + retryForMs;
+        continue;
+      }
       if (typeof code !== "string" || !RETRYABLE.has(code)) throw e;
       // Jittered, so that the ticks waiting behind the lock it gave up get through first.
       const wait = pause / 2 + Math.random() * (pause / 2);

@@ -82,3 +82,49 @@ it("says a database behind this release is behind, and what to run, instead of P
   await migrate(db, "bh_", migrations);
   expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: expect.any(Number) });
 });
+
+it("applies nothing for a migrate interrupted while it waits for another's lock (it applied everything once the lock freed)", async () => {
+  const { spawn } = await import("node:child_process");
+  const { FROM_SOURCE, isolatedEnv } = await import("./support/isolated-env.js");
+  await migrate(db, "ci_", migrations.filter((m) => m.version <= 3));
+  const other = await pool.connect();
+  try {
+    // Another migrate, as far as the lock is concerned.
+    await other.query("BEGIN");
+    await other.query(`SELECT pg_advisory_xact_lock(hashtext('ci_migrate'))`);
+    const cli = spawn(process.execPath, [...FROM_SOURCE, "src/cli/pgtick.ts", "migrate"], {
+      cwd: new URL("..", import.meta.url).pathname,
+      env: isolatedEnv({ DATABASE_URL: database.url, JOBS_TABLE_PREFIX: "ci_" }),
+      stdio: "ignore",
+    });
+    const exited = new Promise((done) => cli.once("exit", done));
+    await until(async () => (await pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount! > 0);
+    cli.kill("SIGINT");
+    await exited;
+    // The server finds the client gone within its check interval and ends the waiting statement.
+    await until(async () => (await pool.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 0);
+    await other.query("COMMIT");
+  } finally {
+    other.release();
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await pool.query<{ v: number }>(`SELECT max(version)::int AS v FROM ci_migrations`)).rows[0]!.v).toBe(3);
+  // A migrate that stays waits for another's as long as that one takes (here past two turns of its wait).
+  const longer = await pool.connect();
+  try {
+    await longer.query("BEGIN");
+    await longer.query(`SELECT pg_advisory_xact_lock(hashtext('ci_migrate'))`);
+    const applying = migrate(db, "ci_", migrations);
+    await new Promise((r) => setTimeout(r, 4_500));
+    await longer.query("COMMIT");
+    expect(await applying).toEqual(migrations.filter((m) => m.version > 3).map((m) => m.version));
+  } finally {
+    longer.release();
+  }
+});
+
+/** Polls for up to 20 s: a CLI takes a few seconds to start. */
+const until = async (check: () => Promise<boolean>) => {
+  for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
+  throw new Error("timed out");
+};

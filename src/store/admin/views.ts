@@ -107,11 +107,11 @@ const deadLetterFields = (d: string) => `
   'lastError', ${d}.last_error, 'idempotencyKey', ${d}.idempotency_key, 'correlationId', ${d}.correlation_id,
   'createdAt', ${isoSql(`${d}.created_at`)}, 'deadAt', ${isoSql(`${d}.dead_at`)}, 'replays', ${d}.replays`;
 
-/** A queue row `q` as one jsonb value, payload included. */
-export const jobJson = (q: string) => `jsonb_build_object(${jobFields(q)}, 'payload', ${q}.payload)`;
+/** A queue row `q` as one jsonb value, without its payload (a reader takes that as a column of its own). */
+export const jobJson = (q: string) => `jsonb_build_object(${jobFields(q)})`;
 
-/** A dead letters row `d` as one jsonb value, payload included. */
-export const deadLetterJson = (d: string) => `jsonb_build_object(${deadLetterFields(d)}, 'payload', ${d}.payload)`;
+/** A dead letters row `d` as one jsonb value, without its payload (see `jobJson`). */
+export const deadLetterJson = (d: string) => `jsonb_build_object(${deadLetterFields(d)})`;
 
 /**
  * A join that gives row `r` its payload's text once, as `<p>.t` (OFFSET 0 keeps the

@@ -173,4 +173,12 @@ describe("stats", () => {
     expect(s.queue).toEqual([expect.objectContaining({ job: "send-reminder", status: "queued", count: 1 })]);
     expect(s.deadLetters).toEqual([expect.objectContaining({ job: "sync-inventory", count: 1 })]);
   });
+
+  it("marks a count that stopped at its limit with a + (10000 read as exact)", async () => {
+    const { cli, rows } = await fresh();
+    await rows(`INSERT INTO {p}queue (id, job_name, payload, run_at)
+                SELECT gen_random_uuid(), 'send-reminder', '{"email":"a@example.com","about":"x"}', now() + interval '1 hour' FROM generate_series(1, 10001)`);
+    const stats = await cli(["stats"]);
+    expect(stats.stdout).toMatch(/send-reminder\s+10000\+\s+0\s/);
+  });
 });

@@ -9,7 +9,10 @@ export const statsCommand: CommandSpec = {
     const jobs = await session.jobs("none", "stats");
     const stats = await jobs.stats();
     session.print(stats, () => {
-      const byJob = new Map<string, { queued: number; running: number; waiting: number | null; dead: number; ok: number; failed: number }>();
+      type Row = { queued: number; running: number; waiting: number | null; dead: number; ok: number; failed: number };
+      const byJob = new Map<string, Row>();
+      // Counts stop at their limit: those are shown with a "+", as the dashboard shows them.
+      const more = new Set<string>();
       const row = (job: string) => {
         let r = byJob.get(job);
         if (!r) byJob.set(job, (r = { queued: 0, running: 0, waiting: null, dead: 0, ok: 0, failed: 0 }));
@@ -18,9 +21,14 @@ export const statsCommand: CommandSpec = {
       for (const q of stats.queue) {
         const r = row(q.job);
         r[q.status] += q.count;
+        if (q.countIsLowerBound) more.add(`${q.job}\u0000${q.status}`);
         if (q.oldestWaitingMs !== null) r.waiting = Math.max(r.waiting ?? 0, q.oldestWaitingMs);
       }
-      for (const d of stats.deadLetters) row(d.job).dead += d.count;
+      for (const d of stats.deadLetters) {
+        row(d.job).dead += d.count;
+        if (d.countIsLowerBound) more.add(`${d.job}\u0000dead`);
+      }
+      const count = (job: string, field: "queued" | "running" | "dead", n: number) => `${n}${more.has(`${job}\u0000${field}`) ? "+" : ""}`;
       for (const m of stats.minutes) {
         row(m.job).ok += m.succeeded;
         row(m.job).failed += m.failed;
@@ -34,7 +42,7 @@ export const statsCommand: CommandSpec = {
             ["job", "queued", "running", "oldest due waits", "dead letters", "succeeded 1h", "failed 1h"],
             names.map((n) => {
               const r = byJob.get(n)!;
-              return [n, String(r.queued), String(r.running), ms(r.waiting), String(r.dead), String(r.ok), String(r.failed)];
+              return [n, count(n, "queued", r.queued), count(n, "running", r.running), ms(r.waiting), count(n, "dead", r.dead), String(r.ok), String(r.failed)];
             }),
           ),
         );

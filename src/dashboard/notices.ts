@@ -1,3 +1,5 @@
+import { COUNT_LIMIT } from "../store/shared/bounded.js";
+
 /** What the page says after an action redirected to it (`?done=...&n=...`): fixed texts, never echoed input. */
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
@@ -17,7 +19,8 @@ export const noticeFor = (done: string | undefined, n?: string, skippedText?: st
       return [
         `Replayed ${plural(k, "dead letter", "dead letters")}${k > 0 ? ": queued to run now" : ""}.`,
         skipped > 0 ? `${plural(skipped, "was", "were")} not replayed: already replayed or discarded, or a live job holds its idempotency key.` : "",
-        left > 0 ? `${left} more match: replay again to continue.` : "",
+        // Counted up to a limit: at it, there may be many more.
+        left > 0 ? `${left}${left >= COUNT_LIMIT ? "+" : ""} more match: replay again to continue.` : "",
       ].filter(Boolean).join(" ");
     case "discarded":
       return `Discarded ${plural(k, "dead letter", "dead letters")}.`;

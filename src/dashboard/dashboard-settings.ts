@@ -59,7 +59,13 @@ export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): Dashb
   }
   // At most 24 days: what a duration setting takes (a timer's limit), and well within a cookie's 400-day Max-Age.
   if (!(ttlMs >= 60_000 && ttlMs <= MAX_TTL_MS)) return { configured: false, problem: "DASHBOARD_SESSION_TTL must be a duration from 1m to 24d, such as 8h." };
-  const origins = options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? [];
+  // As a browser sends them (lower-case, no path): one pasted from the address bar, with its trailing slash, never matched.
+  let origins: string[];
+  try {
+    origins = (options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? []).map((o) => new URL(o).origin);
+  } catch {
+    return { configured: false, problem: "DASHBOARD_ORIGINS must be origins such as https://admin.example.com, comma-separated." };
+  }
   const header = (options.clientIpHeader ?? read(env, "DASHBOARD_CLIENT_IP_HEADER") ?? "").trim().toLowerCase();
   if (header !== "" && !HEADER_NAME.test(header)) {
     return { configured: false, problem: "DASHBOARD_CLIENT_IP_HEADER must be the name of one header, such as x-real-ip." };

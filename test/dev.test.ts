@@ -27,12 +27,12 @@ const running: Dev[] = [];
 /** `npm run dev`, as its script runs it. */
 const DEV_ARGS = [...FROM_SOURCE, "scripts/dev.ts"];
 
-const startDev = async (): Promise<Dev> => {
+const startDev = async (extra: Record<string, string> = {}): Promise<Dev> => {
   const child = spawn(process.execPath, DEV_ARGS, {
     cwd: root,
     // No DATABASE_URL: the dev server's own embedded PostgreSQL, whatever the test run uses; and
     // nothing else of pgtick's from the shell (a JOBS_MODULE, DEV_SEED or DEV_PG_PORT would change what runs).
-    env: isolatedEnv({ DEV_DIR: dir, PORT: String(port), TICK_INTERVAL: "500ms", NO_COLOR: "1" }),
+    env: isolatedEnv({ DEV_DIR: dir, PORT: String(port), TICK_INTERVAL: "500ms", NO_COLOR: "1", ...extra }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -228,5 +228,13 @@ describe("npm run dev", () => {
     const code = await new Promise<number | null>((done) => child.once("exit", done));
     expect(code).toBe(1);
     expect(stderr).toBe('dev: TICK_INTERVAL must be a duration of at least 100 ms such as 30s, 2m or 1500 (milliseconds), at most 24 days, got "often"\n');
+  });
+
+  it("says the dashboard is closed, and why, instead of printing a password it refuses", async () => {
+    for (const dev of running) if (dev.child.exitCode === null) await interrupt(dev);
+    const dev = await startDev({ DASHBOARD_PASSWORD: "short" });
+    expect(dev.output()).toContain("/dashboard   closed: DASHBOARD_PASSWORD is shorter than 12 characters.");
+    expect(dev.output()).not.toContain("password: short");
+    expect(await interrupt(dev)).toBe(0);
   });
 });

@@ -67,7 +67,7 @@ const RULES: Record<string, Rule> = {
   platform: { imports: ["LEAVES", "settings", "http", "module", "tick/live.ts"], types: ["tick"] },
   otel: { imports: [], types: ["observe", "tick"] },
   cli: { imports: ["LEAVES", "settings", "module", "migrate.ts", "dev/paths.ts", "READS", "exit-codes.ts"], types: ["jobs.ts", "enqueue.ts", "schedules", "admin"] },
-  dev: { imports: ["LEAVES", "settings", "module", "http", "platform", "exit-codes.ts"], types: ["tick"] },
+  dev: { imports: ["LEAVES", "settings", "module", "http", "platform", "exit-codes.ts", "dashboard/dashboard-settings.ts"], types: ["tick"] },
   // Only the package's entry points (checked on their own below).
   functions: { imports: [] },
 };

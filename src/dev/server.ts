@@ -19,6 +19,7 @@ import { devLogger } from "./log.js";
 import { devPaths, type DevServerInfo, runningDevServer } from "./paths.js";
 import { type DevPostgres, startDevPostgres } from "./postgres.js";
 import { loadSecrets } from "./secrets.js";
+import { resolveAuth } from "../dashboard/dashboard-settings.js";
 import { createLocalPlatform } from "./local-platform.js";
 
 /** A database URL fit to print: the password, if any, masked. */
@@ -178,12 +179,15 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     cleanups.unshift(async () => rmSync(paths.server, { force: true }));
 
+    // A password the dashboard refuses (too short) leaves it closed: say so, rather than print it as the way in.
+    const auth = resolveAuth(appEnv);
+    const dashboard = auth.configured ? `password: ${secrets.DASHBOARD_PASSWORD}` : `closed: ${auth.problem}`;
     const every = intervalMs % 60_000 === 0 ? `${intervalMs / 60_000} min` : `${intervalMs / 1_000} s`;
     out(
       [
         "",
         `pgtick dev server${created ? " (tokens generated)" : ""}`,
-        `  dashboard   ${url}/dashboard   password: ${secrets.DASHBOARD_PASSWORD}`,
+        `  dashboard   ${url}/dashboard   ${dashboard}`,
         `  API         ${url}/api         Authorization: Bearer ${secrets.JOBS_API_TOKEN}`,
         `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change; up to ${settings.maxTicks} at once)`,
         `  database    ${withoutPassword(databaseUrl)}${database ? `   (data in ${paths.pg})` : ""}`,

@@ -243,7 +243,7 @@ describe("login throttle: failures of its own", () => {
   });
 
 
-  it("answers 503 with the login page, and lets nobody in, when its table is missing", async () => {
+  it("answers 503 with the login page, and lets nobody in, when its table is missing, saying the database is not set up (not that it did not answer)", async () => {
     const jobs = h.make(defs, { tablePrefix: "never_migrated_" });
     const app = new Hono();
     app.route("/dashboard", createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD } }));
@@ -255,7 +255,7 @@ describe("login throttle: failures of its own", () => {
     expect(res.status).toBe(503);
     expect(res.headers.get("set-cookie")).toBeNull();
     const html = await res.text();
-    expect(html).toContain("Logging in needs the database, and it did not answer.");
+    expect(html).toContain("The database is not set up for this release: its tables are missing or behind (the server&#39;s log says what to run).");
     expect(html).toContain('name="password"');
     expect(jobs.logs).toEqual([expect.objectContaining({ level: "error", msg: "dashboard login: the throttle did not answer" })]);
   });

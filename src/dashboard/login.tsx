@@ -10,6 +10,7 @@ import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { LoginPage, RefusedPage } from "./pages/public.js";
 import { loginAttempt } from "../admin/login.js";
+import { isJobsError } from "../errors.js";
 import { type LoginVerdict, THROTTLE } from "../store/admin/login-throttle.js";
 
 export interface LoginDeps {
@@ -74,7 +75,10 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
     } catch (error) {
       // Without the throttle's answer no login is let through: a closed door, never a 500.
       jobs?.logger.log("error", "dashboard login: the throttle did not answer", { error: error instanceof Error ? error.message : String(error) });
-      const message = "Logging in needs the database, and it did not answer. Try again in a moment.";
+      // Tables missing or behind this release (its log says what to run) are no passing outage.
+      const message = isJobsError(error) && error.code === "invalid_config"
+        ? "The database is not set up for this release: its tables are missing or behind (the server's log says what to run)."
+        : "Logging in needs the database, and it did not answer. Try again in a moment.";
       return c.html(<LoginPage base={base} next={next} error={message} />, 503);
     }
     if (verdict.kind === "ok") {

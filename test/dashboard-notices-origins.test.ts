@@ -1,4 +1,4 @@
-// What a page says after an action (a count that stopped at its limit is a lower bound), and the origins it takes posts from.
+// Small dashboard rules: a count that stopped at its limit is a lower bound, the origins it takes posts from, and an edit form that fits its limit.
 import { describe, expect, it } from "vitest";
 import { noticeFor } from "../src/dashboard/notices.js";
 
@@ -16,5 +16,19 @@ describe("DASHBOARD_ORIGINS", () => {
     const auth = resolveAuth({ DASHBOARD_PASSWORD: "a-long-enough-password", DASHBOARD_ORIGINS: "https://Admin.Example.com/, http://localhost:8080" });
     expect(auth).toMatchObject({ configured: true, origins: ["https://admin.example.com", "http://localhost:8080"] });
     expect(resolveAuth({ DASHBOARD_PASSWORD: "a-long-enough-password", DASHBOARD_ORIGINS: "admin.example.com" })).toMatchObject({ configured: false, problem: expect.stringMatching(/DASHBOARD_ORIGINS/) });
+  });
+});
+
+describe("an edited replay's form", () => {
+  it("holds a payload at the 1 MiB limit within the form limit, sent back unchanged (indented, it made 9 MB)", async () => {
+    const { pretty } = await import("../src/dashboard/format.js");
+    const { SESSION_FORM_BYTES } = await import("../src/dashboard/form-body.js");
+    const payload = { reason: "r", data: { series: { values: Array.from({ length: 500_000 }, (_, i) => i % 10) } } };
+    expect(JSON.stringify(payload).length).toBeLessThan(1_048_576);
+    // As a browser sends a textarea: its line breaks as CRLF, urlencoded.
+    const body = new URLSearchParams({ payload: pretty(payload).replaceAll("\n", "\r\n"), csrf: "x".repeat(43) }).toString();
+    expect(body.length).toBeLessThan(SESSION_FORM_BYTES);
+    expect(JSON.parse(pretty(payload))).toEqual(payload);
+    expect(pretty({ a: 1 })).toBe('{\n  "a": 1\n}');
   });
 });

@@ -41,7 +41,11 @@ export const Time: FC<{ iso: string | null | undefined; now?: number }> = ({ iso
     <span class="muted">—</span>
   );
 
-export const pretty = (value: unknown): string => JSON.stringify(value, null, 2) ?? "undefined";
+export const pretty = (value: unknown): string => {
+  const compact = JSON.stringify(value) ?? "undefined";
+  // A large value unindented: indentation made a 1 MB payload's edit form 9 MB, past the form limit.
+  return compact.length > 65_536 ? compact : JSON.stringify(value, null, 2);
+};
 
 /** First line of an error, for tables; the detail page shows the rest. */
 export const firstLine = (text: string | null | undefined, max = 140): string => {

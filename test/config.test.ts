@@ -23,6 +23,13 @@ describe("settings", () => {
     expect(s).toMatchObject({ concurrency: 32, batchSize: 8, leaseMs: 120_000, tickBudgetMs: 20_000, tablePrefix: "q_", claimCutoffMs: 3_000 });
   });
 
+  it("names a bad value where it came from: the setting in code that took precedence, not the variable", () => {
+    for (const env of [{}, { JOBS_CONCURRENCY: "5" }]) {
+      expect(() => settingsFromEnv(env, { concurrency: 0 })).toThrow(/^concurrency must be/);
+    }
+    expect(() => settingsFromEnv({ JOBS_CONCURRENCY: "0" }, { leaseMs: 60_000 })).toThrow(/^JOBS_CONCURRENCY must be/);
+  });
+
   it("defaults the claim batch to the concurrency", () => {
     expect(settingsFromEnv({}).batchSize).toBeUndefined();
     expect(resolveSettings({}).concurrency).toBe(10);
@@ -34,6 +41,7 @@ describe("settings", () => {
     [{ JOBS_LEASE: "forever" }, "JOBS_LEASE"],
     [{ JOBS_TICK_BUDGET: "10 minutes" }, "JOBS_TICK_BUDGET"],
     [{ JOBS_TABLE_PREFIX: "drop table;" }, "JOBS_TABLE_PREFIX"],
+    [{ JOBS_TABLE_PREFIX: "a".repeat(42) }, "JOBS_TABLE_PREFIX must be at most 41"],
     [{ JOBS_BATCH_SIZE: "1.5" }, "JOBS_BATCH_SIZE"],
     // Past what a timer can wait: a tick would end at once instead of never.
     [{ JOBS_TICK_BUDGET: "600h" }, "JOBS_TICK_BUDGET"],

@@ -82,7 +82,7 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
   const concurrency = positiveInt(n("concurrency"), merged.concurrency, 1, MAX_CONCURRENCY);
   const batchSize = input.batchSize === undefined ? undefined : positiveInt(n("batchSize"), input.batchSize);
   const tablePrefix = String(merged.tablePrefix);
-  if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);
+  if (!PREFIX.test(tablePrefix)) bad(n("tablePrefix"), "at most 41 lower-case letters, digits and underscores, starting with a letter or underscore", tablePrefix);
   const settings: JobsSettings = {
     concurrency,
     batchSize,
@@ -138,7 +138,10 @@ export const settingsFromEnv = (env: Env, overrides: JobsSettingsInput = {}): Jo
     const value = env[name];
     if (value !== undefined && value !== "") fromEnv[key] = value;
   }
-  return resolveSettings({ ...(fromEnv as JobsSettingsInput), ...stripUndefined(overrides) }, ENV_NAMES);
+  const fromCode = stripUndefined(overrides);
+  // A bad value is named where it came from: the variable, or the setting in code that took precedence.
+  const names = Object.fromEntries(Object.keys(fromEnv).filter((k) => !(k in fromCode)).map((k) => [k, ENV_NAMES[k as keyof JobsSettings]]));
+  return resolveSettings({ ...(fromEnv as JobsSettingsInput), ...fromCode }, names);
 };
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

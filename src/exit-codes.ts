@@ -66,8 +66,12 @@ const errorCode = (e: unknown): string | undefined => {
 /** Out of reach (see databaseUnavailable), or the login refused (28) or the database missing (3D000). */
 const isUnreachable = (e: unknown): boolean => {
   const code = errorCode(e);
-  return databaseUnavailable(e) || e instanceof MigrationLocked || (code !== undefined && (code.startsWith("28") || code === "3D000"));
+  return databaseUnavailable(e) || e instanceof MigrationLocked || tlsFailed(e) || (code !== undefined && (code.startsWith("28") || code === "3D000"));
 };
+
+/** The connection's TLS failed: the server does not take it (sslmode=require against one without), or a certificate was refused. */
+const tlsFailed = (e: unknown): boolean =>
+  e instanceof Error && (/^(ERR_TLS|ERR_SSL|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|CERT_)/.test(errorCode(e) ?? "") || (errorCode(e) === undefined && /\bSSL\b|\bTLS\b|certificate/i.test(e.message)));
 
 /** A server that took the connection and never answered (the pool's connectionTimeoutMillis). */
 const silentServer = (e: unknown): boolean => e instanceof Error && /connection timeout|timeout exceeded when trying to connect/i.test(e.message);

@@ -192,6 +192,10 @@ describe("configuration and connection errors", () => {
     expect(json<{ queue: Array<{ job: string }> }>(await cli(["stats", "--json", "--jobs", mod], noPrefix)).queue).toMatchObject([{ job: "send-welcome" }]);
     // A module named but missing is an error for these commands too.
     expectOneLineError(await cli(["stats", "--jobs", join(dir, "nope.ts")], noPrefix), EXIT.config, /nope\.ts/);
+    // A setup that fails is said to be the module's, after the library's migrations (it read "syntax error at end of input").
+    const broken = join(dir, "broken.ts");
+    writeFileSync(broken, `export * from ${JSON.stringify(jobsModule)};\nexport const settings = { tablePrefix: "climod_" };\nexport const setup = (db: { query(t: string): Promise<unknown> }) => db.query("CREATE TABLE");\n`);
+    expectOneLineError(await cli(["migrate", "--jobs", broken], noPrefix), EXIT.failed, /^pgtick: the jobs module's setup\(db\) failed, after the library's migrations were applied: syntax error/);
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -13,13 +13,13 @@ import { CliError, EXIT, oneLine } from "../exit-codes.js";
 
 /**
  * How long a connection attempt may take before the database counts as unreachable: the URL's
- * `connect_timeout` (seconds, as libpq reads it), else 10 s.
+ * `connect_timeout` (seconds, as libpq reads it; 0 waits without a limit, as there), else 10 s.
  */
 export const connectTimeoutMs = (url: string): number => {
   let seconds: number | undefined;
   try {
     const given = new URL(url).searchParams.get("connect_timeout");
-    seconds = given !== null && /^\d+$/.test(given) && Number(given) > 0 ? Number(given) : undefined;
+    seconds = given !== null && /^\d+$/.test(given) ? Number(given) : undefined;
   } catch {
     // A URL pg reads another way: the default.
   }

@@ -1,5 +1,6 @@
 import { appliedVersions } from "../../migrate.js";
 import type { CommandSpec } from "../command.js";
+import { CliError, EXIT, exitCodeFor, oneLine } from "../../exit-codes.js";
 
 export const migrateCommand: CommandSpec = {
   path: ["migrate"],
@@ -13,7 +14,14 @@ export const migrateCommand: CommandSpec = {
     const applied = await jobs.migrate();
     const versions = await appliedVersions(jobs.db, jobs.settings.tablePrefix);
     const setup = mod?.setup !== undefined;
-    if (mod?.setup) await mod.setup(jobs.db);
+    if (mod?.setup) {
+      try {
+        await mod.setup(jobs.db);
+      } catch (e) {
+        // Said as what it is: the library's tables are done, the module's own setup is not.
+        throw new CliError(exitCodeFor(e) === EXIT.unreachable ? EXIT.unreachable : EXIT.failed, `the jobs module's setup(db) failed, after the library's migrations were applied: ${oneLine(e)}`);
+      }
+    }
     const tables = `tables ${jobs.settings.tablePrefix}*${setup ? "; ran the jobs module's setup" : ""}`;
     session.print({ applied, versions, prefix: jobs.settings.tablePrefix, setup }, () =>
       applied.length > 0

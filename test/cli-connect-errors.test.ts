@@ -1,0 +1,28 @@
+// How the CLI reads a connection that fails before any statement: the exit code and the one line.
+import { describe, expect, it } from "vitest";
+import { connectTimeoutMs } from "../src/cli/session.js";
+import { EXIT, exitCodeFor, oneLine } from "../src/exit-codes.js";
+
+describe("a connection whose TLS fails", () => {
+  it("is the database out of reach (exit 7, 'cannot connect'), not a failed command (exit 1)", () => {
+    for (const e of [
+      new Error("The server does not support SSL connections"),
+      Object.assign(new Error("self-signed certificate in certificate chain"), { code: "SELF_SIGNED_CERT_IN_CHAIN" }),
+      Object.assign(new Error("unable to verify the first certificate"), { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE" }),
+    ]) {
+      expect(exitCodeFor(e), e.message).toBe(EXIT.unreachable);
+      expect(oneLine(e)).toBe(`cannot connect to the database: ${e.message}`);
+    }
+    // A statement's own error that mentions SSL is not one.
+    expect(exitCodeFor(Object.assign(new Error('column "ssl" does not exist'), { code: "42703" }))).toBe(EXIT.failed);
+  });
+});
+
+describe("connect_timeout", () => {
+  it("is read as libpq reads it: seconds, and 0 for no limit (it was the 10 s default)", () => {
+    expect(connectTimeoutMs("postgres://u@h/db?connect_timeout=3")).toBe(3_000);
+    expect(connectTimeoutMs("postgres://u@h/db?connect_timeout=0")).toBe(0);
+    expect(connectTimeoutMs("postgres://u@h/db")).toBe(10_000);
+    expect(connectTimeoutMs("postgres://u@h/db?connect_timeout=soon")).toBe(10_000);
+  });
+});

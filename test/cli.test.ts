@@ -176,6 +176,10 @@ describe("configuration and connection errors", () => {
     expectOneLineError(await cli(["stats"], { DATABASE_URL: "", DEV_DIR: "/nonexistent-dev-dir" }), EXIT.config, /DATABASE_URL is not set/);
     expectOneLineError(await cli(["stats"], { JOBS_TABLE_PREFIX: `${prefix}none_` }), EXIT.config, /run `pgtick migrate` first/);
     expectOneLineError(await cli(["stats"], { JOBS_TABLE_PREFIX: "Bad-Prefix" }), EXIT.config, /JOBS_TABLE_PREFIX must be/);
+    // A misspelt variable is named, where it was ignored without a word.
+    const typo = await cli(["stats"], { JOBS_CONCURENCY: "5" });
+    expect(typo.code).toBe(EXIT.ok);
+    expect(typo.stderr).toBe("pgtick: warning: JOBS_CONCURENCY is no setting pgtick knows; it is ignored (see the README's settings tables)\n");
     const port = await freePort();
     expectOneLineError(await cli(["stats"], { DATABASE_URL: `postgres://postgres:postgres@127.0.0.1:${port}/postgres` }), EXIT.unreachable, /cannot connect to the database/);
   });

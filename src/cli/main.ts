@@ -8,6 +8,7 @@ import { scheduleCommands } from "./commands/schedules.js";
 import { statsCommand } from "./commands/stats.js";
 import { tickCommand } from "./commands/tick.js";
 import { type CliIo, Session } from "./session.js";
+import { unknownVariables } from "../settings/catalog.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
 export const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
@@ -140,6 +141,8 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCo
     return fail(usageError(`unexpected argument ${JSON.stringify(args[spec.maxArgs])}; ${usage}`), verbose);
   }
 
+  // A misspelt variable (JOBS_CONCURENCY) would otherwise be ignored without a word.
+  for (const name of unknownVariables(io.env)) io.stderr(`pgtick: warning: ${name} is no setting pgtick knows; it is ignored (see the README's settings tables)\n`);
   const session = new Session(io, { json: values.json === true, verbose, jobs: typeof values.jobs === "string" ? values.jobs : undefined });
   try {
     return (await spec.run(session, args, values)) ?? EXIT.ok;

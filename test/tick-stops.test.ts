@@ -38,6 +38,8 @@ describe("tick stops", () => {
     setTimeout(() => controller.abort(), 150);
     const report = await jobs.tick({ budgetMs: 30_000, signal: controller.signal });
     expect(report).toMatchObject({ claimed: 1, requeued: 1, requeuedIds: [id] });
+    // Stopped on purpose, not at a deadline: a warning, not an error (a Ctrl-C of npm run dev logged an error).
+    expect(jobs.logs.filter((e) => /requeueing running jobs/.test(e.msg))).toEqual([expect.objectContaining({ level: "warn", msg: "tick stopped: requeueing running jobs", jobIds: [id] })]);
   });
 
   it("claims nothing when the caller's signal was aborted before it started (no attempt spent)", async () => {

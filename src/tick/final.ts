@@ -5,13 +5,17 @@ import { RESERVE_MS } from "./fan-out.js";
 import { housekeepingFor } from "./housekeeping.js";
 import { type Run, TickDeadline } from "./run.js";
 
-/** Runs still going at the end are abandoned: aborted, and their settlements go to the late settler. */
-export const abandonRuns = (requeue: readonly Run[], logger: Logger): void => {
+/**
+ * Runs still going at the end are abandoned: aborted, and their settlements go to the late settler.
+ * At the deadline that is an error; a tick stopped on purpose (a Ctrl-C, a shutdown) only says so.
+ */
+export const abandonRuns = (requeue: readonly Run[], logger: Logger, stopped = false): void => {
   for (const run of requeue) {
     run.abandoned = true;
     run.abort(new TickDeadline("the tick's deadline came before the run finished"));
   }
-  if (requeue.length > 0) logger.log("error", "tick deadline: requeueing running jobs", { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+  if (requeue.length === 0) return;
+  logger.log(stopped ? "warn" : "error", `tick ${stopped ? "stopped" : "deadline"}: requeueing running jobs`, { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
 };
 
 /**

@@ -280,7 +280,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   stopped = true;
   while (inflight > 0) await sleep();
   const requeue = [...runs.values()];
-  abandonRuns(requeue, logger);
+  abandonRuns(requeue, logger, options.signal?.aborted === true);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
   const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
   overdue.clear();

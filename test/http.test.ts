@@ -1,4 +1,5 @@
 // The HTTP API: authentication, and enqueueing over POST /api/jobs.
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/http/index.js";
 import { API_TOKENS, caller, chunkedBody, CRON_SECRET, NEW_TOKEN, OLD_TOKEN } from "./http-support.js";
@@ -149,6 +150,9 @@ describe("POST /api/jobs", () => {
       [{ raw: new Uint8Array([0x7b, 0xff, 0x7d]), headers: { "content-type": "application/json" } }, 400, "malformed_json"],
       [{ raw: '{"job":"send-email","payload":{"to":"a@b.co"}}', headers: { "content-type": "text/plain" } }, 415, "unsupported_media_type"],
       [{ raw: '{"job":"send-email","payload":{"to":"a@b.co"}}' }, 415, "unsupported_media_type"],
+      // A compressed body: the type we do not take (it was 400 "not valid UTF-8"), and so is a plain one said to be compressed.
+      [{ raw: new Uint8Array(gzipSync('{"job":"send-email","payload":{"to":"a@b.co"}}')), headers: { "content-type": "application/json", "content-encoding": "gzip" } }, 415, "unsupported_media_type"],
+      [{ raw: '{"job":"send-email","payload":{"to":"a@b.co"}}', headers: { "content-type": "application/json", "content-encoding": "br" } }, 415, "unsupported_media_type"],
       // An empty body is no body, whatever its type (Node hands an empty stream over for a POST without one).
       [{ raw: chunkedBody(0, 1) }, 400, "malformed_json"],
       [{ json: { job: "nope", payload: {} } }, 404, "unknown_job"],

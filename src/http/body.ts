@@ -73,8 +73,10 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   const bytes = await readLimited(req, req.body, limit);
   if (bytes.byteLength === 0) return empty();
   const type = req.headers.get("content-type");
-  if (!type || !JSON_TYPE.test(type)) {
-    throw new ApiError("unsupported_media_type", "send the body as JSON with Content-Type: application/json", { contentType: type });
+  // A compressed body is not read as it was meant: refused as a type we do not take, not as bad JSON.
+  const coding = req.headers.get("content-encoding")?.trim().toLowerCase();
+  if (!type || !JSON_TYPE.test(type) || (coding && coding !== "identity")) {
+    throw new ApiError("unsupported_media_type", "send the body as uncompressed JSON with Content-Type: application/json", { contentType: type });
   }
   let text: string;
   try {

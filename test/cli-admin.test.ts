@@ -174,6 +174,20 @@ describe("stats", () => {
     expect(s.deadLetters).toEqual([expect.objectContaining({ job: "sync-inventory", count: 1 })]);
   });
 
+  it("says a page of runs that came back empty has more to read, and a replay's count of what is left that stopped at its limit with a +", async () => {
+    const { cli, rows } = await fresh();
+    await rows(`INSERT INTO {p}runs (job_id, job_name, attempt, outcome, finished_at, duration_ms) SELECT gen_random_uuid(), 'send-reminder', 1, 'succeeded', now(), 5 FROM generate_series(1, 3)`);
+    await rows(`INSERT INTO {p}runs (job_id, job_name, attempt, outcome, finished_at, duration_ms) SELECT gen_random_uuid(), 'send-reminder', 1, 'retried', now(), 5 FROM generate_series(1, 4100)`);
+    const first = await cli(["runs", "list", "--outcome", "succeeded"]);
+    expect(first.stdout).toMatch(/^no runs on this page, more may follow\nmore: pgtick runs list --outcome succeeded --cursor \S+\n$/);
+    const cursor = /--cursor (\S+)/.exec(first.stdout)![1]!;
+    expect((await cli(["runs", "list", "--outcome", "succeeded", "--cursor", cursor, "--json"])).stdout).toMatch(/"outcome": ?"succeeded"/);
+    await rows(`INSERT INTO {p}dead_letters (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+                SELECT gen_random_uuid(), 'sync-inventory', '{"sku":"S"}', 1, 1, 'permanent', now(), now() FROM generate_series(1, 11500)`);
+    const replay = await cli(["dead-letters", "replay", "--job", "sync-inventory"]);
+    expect(replay.stdout).toContain("10000+ left for sync-inventory: run it again to continue");
+  });
+
   it("marks a count that stopped at its limit with a + (10000 read as exact)", async () => {
     const { cli, rows } = await fresh();
     await rows(`INSERT INTO {p}queue (id, job_name, payload, run_at)

@@ -274,3 +274,15 @@ describe("run again after an edited replay", () => {
     expect((await j.get((await j.runs.rerun(edited!.id)).id))?.payload).toEqual({ n: 2, ok: true });
   });
 });
+
+describe("bulk replay's remaining, with a limit below the letters sharing a key", () => {
+  it("counts none of the letters the replayed one's key holds, inside the selection or past it", async () => {
+    const j = await h.isolated([failing]);
+    for (const n of [80, 81, 82]) {
+      await j.enqueue("fails", { n }, { idempotencyKey: "same-key" });
+      await j.tick({ budgetMs: 5_000 });
+    }
+    const first = await bulkReplay(h.db, j.tables, { job: "fails", limit: 1 });
+    expect(first).toMatchObject({ replayed: [expect.any(String)], remaining: 0 });
+  });
+});

@@ -6,6 +6,7 @@ import { type CommandSpec, stringOption } from "../command.js";
 import { CliError, EXIT, type ExitCode, usageError } from "../../exit-codes.js";
 import { clip, nextPage, plural, table } from "../output.js";
 import { intOption, jsonArgument } from "../parse.js";
+import { COUNT_LIMIT } from "../../store/shared/bounded.js";
 
 const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter with id ${id}`);
 
@@ -113,7 +114,8 @@ const replay: CommandSpec = {
       for (const s of result.skipped) {
         lines.push(s.reason === "conflict" ? `skipped ${s.id}: a queued or running job holds its id or idempotency key` : `skipped ${s.id}: no such dead letter`);
       }
-      if (result.remaining > 0) lines.push(`${result.remaining} left for ${job}: run it again to continue`);
+      // Counted up to a limit: at it, there may be many more.
+      if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left for ${job}: run it again to continue`);
       return lines.join("\n");
     });
     const reasons = new Set(result.skipped.map((s) => s.reason));

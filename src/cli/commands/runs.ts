@@ -38,7 +38,8 @@ const list: CommandSpec = {
       cursor: stringOption(values, "cursor"),
     });
     session.print(page, () => {
-      if (page.items.length === 0) return "no runs";
+      // A page of succeeded runs may be empty with more to read (see listRuns): the cursor says so.
+      if (page.items.length === 0) return page.nextCursor ? `no runs on this page, more may follow\n${nextPage("runs list", values, page.nextCursor)}` : "no runs";
       const rows = page.items.map((r) => [r.id, r.job, r.jobId, String(r.attempt), r.outcome, r.finishedAt, r.durationMs === null ? "-" : `${r.durationMs} ms`, clip(r.error ?? "")]);
       const more = page.nextCursor ? `\n${nextPage("runs list", values, page.nextCursor)}` : "";
       return `${table(["run", "job", "job id", "attempt", "outcome", "finished at", "took", "error"], rows)}${more}`;

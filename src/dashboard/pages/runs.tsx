@@ -62,7 +62,7 @@ export const RunsList: FC<{ base: string; csrf: string; names: string[]; filter:
       <button type="submit">Search</button>
     </form>
     <Live id="runs-list">
-      {page && page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
+      {page && page.items.length === 0 ? <p class="muted">{page.nextCursor ? "None on this page; older runs may match (Next)." : "No runs match."}</p> : null}
       {page && page.items.length > 0 ? (
         <Table
           caption="Runs, newest first"

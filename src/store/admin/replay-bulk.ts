@@ -8,6 +8,14 @@ import { Params, type Tables } from "../shared/tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
 
+/**
+ * What is left for a next call, counted in the statement's snapshot (where the letters it deleted
+ * are still seen): neither replayed now nor sharing a key with a letter replayed now, which holds
+ * that key from then on, inside this call's selection or past it.
+ */
+const NOT_REPLAYED_NOR_HELD = `d.id NOT IN (SELECT id FROM gone)
+  AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.job_name = d.job_name AND g.idempotency_key = d.idempotency_key)`;
+
 /** Which dead letters to replay: these ids, or the oldest `limit` matching a filter (a job, a reason, both). */
 export type BulkReplaySelector =
   | { readonly ids: readonly string[] }
@@ -59,7 +67,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   }
   const byIds = "ids" in selector;
   try {
-    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; total: number }>(
+    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number }>(
       `WITH pick AS (
          SELECT d.id FROM ${t.deadLetters} d WHERE ${filter} ORDER BY d.dead_at, d.id LIMIT ${p.add(limit)}),
        -- Locked in id order, as every statement that deletes several letters locks them: in the plan's
@@ -82,16 +90,15 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
        queued AS (${replayInsert(t)})
        SELECT coalesce((SELECT jsonb_agg(id::text) FROM queued), '[]'::jsonb) AS replayed,
               coalesce((SELECT jsonb_agg(id::text) FROM blocked), '[]'::jsonb) AS blocked,
-              ${byIds ? "0" : `(SELECT count(*) FROM (SELECT 1 FROM ${t.deadLetters} d WHERE ${filter} LIMIT ${p.add(COUNT_LIMIT + limit)}) c)`}::int AS total`,
+              ${byIds ? "0" : `(SELECT count(*) FROM (SELECT 1 FROM ${t.deadLetters} d WHERE ${filter} AND ${NOT_REPLAYED_NOR_HELD} LIMIT ${p.add(COUNT_LIMIT)}) c)`}::int AS remaining`,
       p.values,
     );
-    const row = rows[0] ?? { replayed: [], blocked: [], total: 0 };
+    const row = rows[0] ?? { replayed: [], blocked: [], remaining: 0 };
     const replayed = new Set(row.replayed);
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
     for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
-    // Letters sharing a key with one replayed now are held by it from now on: not left for a next call.
-    return { replayed: row.replayed, skipped, remaining: byIds ? 0 : Math.max(0, row.total - replayed.size - blocked.size) };
+    return { replayed: row.replayed, skipped, remaining: row.remaining };
   } catch (e) {
     if (isUniqueViolation(e)) {
       throw new JobsError("conflict", "a job with the same idempotency key was enqueued meanwhile; nothing was replayed, try again");

@@ -16,6 +16,9 @@ describe("DASHBOARD_ORIGINS", () => {
     const auth = resolveAuth({ DASHBOARD_PASSWORD: "a-long-enough-password", DASHBOARD_ORIGINS: "https://Admin.Example.com/, http://localhost:8080" });
     expect(auth).toMatchObject({ configured: true, origins: ["https://admin.example.com", "http://localhost:8080"] });
     expect(resolveAuth({ DASHBOARD_PASSWORD: "a-long-enough-password", DASHBOARD_ORIGINS: "admin.example.com" })).toMatchObject({ configured: false, problem: expect.stringMatching(/DASHBOARD_ORIGINS/) });
+    // Another scheme's origin is kept as given, never as "null" (the opaque origin sandboxed frames send).
+    const extension = resolveAuth({ DASHBOARD_PASSWORD: "a-long-enough-password", DASHBOARD_ORIGINS: "chrome-extension://abcdefghijklmnop/" });
+    expect(extension).toMatchObject({ configured: true, origins: ["chrome-extension://abcdefghijklmnop"] });
   });
 });
 

@@ -43,6 +43,8 @@ describe("statements held up", () => {
     expect(await h.rows(`SELECT 1 FROM ${jobs.tables.deadLetters}`)).toEqual([]);
     expect(await h.rows(`SELECT outcome, attempt FROM ${jobs.tables.runs}`)).toEqual([]);
     expect(await h.rows(`SELECT coalesce(sum(requeued), 0)::int AS n FROM ${jobs.tables.metrics}`)).toEqual([{ n: 0 }]);
+    // Nor is it logged as a requeue at the deadline, an error an alert would page on.
+    expect(jobs.logs.filter((e) => e.msg === "job requeued at the deadline")).toEqual([]);
     // They run at the next tick, once each.
     expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 2 });
     expect(ran).toBe(2);

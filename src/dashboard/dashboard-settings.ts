@@ -62,7 +62,12 @@ export const resolveAuth = (env: Env, options: DashboardAuthOptions = {}): Dashb
   // As a browser sends them (lower-case, no path): one pasted from the address bar, with its trailing slash, never matched.
   let origins: string[];
   try {
-    origins = (options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? []).map((o) => new URL(o).origin);
+    // A URL's origin is "null" for schemes other than http(s) (chrome-extension://...): such an entry is
+    // kept as given (less a trailing slash), never as "null", which sandboxed frames send.
+    origins = (options.allowedOrigins ?? read(env, "DASHBOARD_ORIGINS") ?? []).map((o) => {
+      const origin = new URL(o).origin;
+      return origin === "null" ? o.trim().replace(/\/+$/, "") : origin;
+    });
   } catch {
     return { configured: false, problem: "DASHBOARD_ORIGINS must be origins such as https://admin.example.com, comma-separated." };
   }

@@ -22,7 +22,12 @@ export const logStep = (logger: Logger, settlements: readonly Settlement[], requ
   }
   const byId = new Map(requeue.map((r) => [r.row.id, r]));
   for (const r of requeue) if (!applied.has(r.row.id)) logger.log("warn", "lease lost", { ...fields(r), operation: "requeue" });
-  for (const id of result.requeued) logger.log("error", "job requeued at the deadline", { ...fields(byId.get(id)!), outcome: "requeued" });
+  for (const id of result.requeued) {
+    const run = byId.get(id)!;
+    // A claim that came back after the deadline never ran: no alert.
+    if (run.started) logger.log("error", "job requeued at the deadline", { ...fields(run), outcome: "requeued" });
+    else logger.log("debug", "claimed after the deadline: back to the queue unstarted", fields(run));
+  }
   for (const id of result.requeueExhausted) {
     logger.log("error", "job dead-lettered", { ...fields(byId.get(id)!), outcome: "dead_lettered", reason: "deadline" });
   }

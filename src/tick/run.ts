@@ -59,6 +59,8 @@ const checkOutput = (job: AnyJob, value: unknown): unknown => {
 export class Run {
   /** Set at the deadline: the run was requeued, and whatever it does later is fenced out. */
   abandoned = false;
+  /** Its handler was called (a claim that came back after the deadline never is: it goes back unstarted). */
+  started = false;
   readonly startedAt = Date.now();
   /**
    * Resolves when the handler has returned. For a handler that ignores its
@@ -100,6 +102,7 @@ export class Run {
 
   /** Runs the handler; never rejects, and never throws (a schema or logger that throws fails the attempt). */
   execute(job: AnyJob | undefined, logger: Logger, db: Db): Promise<Outcome> {
+    this.started = true;
     try {
       return this.run(job, logger, db);
     } catch (error) {

@@ -184,7 +184,14 @@ describe("answers that are not the call's", () => {
     }
     const elsewhere = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: () => Promise.resolve(Response.json({ items: [], nextCursor: null })) });
     await expect(elsewhere.enqueue("maybe", { n: 1 })).rejects.toMatchObject({ code: "internal", message: expect.stringMatching(/not what enqueue answers/) });
-    await expect(elsewhere.enqueueMany([{ job: "maybe", payload: { n: 1 } }])).resolves.toEqual([]);
+    await expect(elsewhere.enqueueMany([{ job: "maybe", payload: { n: 1 } }])).rejects.toMatchObject({ code: "internal" });
+    // A page of the job list has items too, not one per item sent.
+    const page = createClient<typeof jobList>({
+      baseUrl: server.url,
+      token: NEW_TOKEN,
+      fetch: () => Promise.resolve(Response.json({ items: [{ id: crypto.randomUUID(), job: "maybe", status: "queued" }], nextCursor: null })),
+    });
+    await expect(page.enqueueMany([1, 2, 3].map((n) => ({ job: "maybe" as const, payload: { n } })))).rejects.toMatchObject({ code: "internal" });
   });
 
   it("refuses an edited replay whose payload is undefined (JSON would drop it and the original would run) and a circular payload, sending nothing", async () => {

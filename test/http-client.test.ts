@@ -118,7 +118,7 @@ describe("one route table", () => {
       fetch: async (req) => {
         const path = new URL(req.url).pathname.replace(id, ":id").replace("/runs/7", "/runs/:id").replace("/schedules/s/", "/schedules/:name/");
         seen.add(`${req.method} ${path}`);
-        return new Response(JSON.stringify({ items: [], id: "x" }), { status: 200 });
+        return new Response(JSON.stringify({ items: [{ id: "x", deduplicated: false }], id: "x" }), { status: 200 });
       },
     });
     const id = crypto.randomUUID();

@@ -46,3 +46,16 @@ describe("a claim's rows", () => {
     expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "600" }), { batchSize: 100 }).batchSize).toBe(32);
   });
 });
+
+describe("a handler's output as stored", () => {
+  it("is counted as jsonb writes it back: 42 KB of 1e308 (1.9 MB stored) passes the 64 KiB limit and is marked truncated", async () => {
+    const huge = defineJob({ name: "huge-output", schema: z.object({}), handler: () => Array.from({ length: 6_000 }, () => 1e308) });
+    const small = defineJob({ name: "small-output", schema: z.object({}), handler: () => [1e308, 1.5e-7] });
+    const jobs = await h.isolated([huge, small]);
+    const a = await jobs.enqueue("huge-output", {});
+    const b = await jobs.enqueue("small-output", {});
+    await jobs.tick({ budgetMs: 5_000 });
+    expect(await jobs.get(a.id)).toMatchObject({ status: "succeeded", outputTruncated: true, output: null });
+    expect(await jobs.get(b.id)).toMatchObject({ status: "succeeded", outputTruncated: false, output: [1e308, 1.5e-7] });
+  });
+});

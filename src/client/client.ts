@@ -197,7 +197,11 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
     },
     async enqueueMany(items) {
       const body = enqueueBody(items, items, true);
-      const expect = (v: unknown) => Array.isArray((v as { items?: unknown } | undefined)?.items) && (v as { items: unknown[] }).items.every(isEnqueued);
+      // One answer per item sent: a page of the job list has an items array too.
+      const expect = (v: unknown) => {
+        const answers = (v as { items?: unknown } | undefined)?.items;
+        return Array.isArray(answers) && answers.length === items.length && answers.every(isEnqueued);
+      };
       return (await call<{ items: EnqueueResult[] }>("enqueue", { body, expect })).items;
     },
     get: (jobId) => orNull(call<JobView>("get", id(jobId))),

@@ -1,4 +1,5 @@
 import { storableText } from "../error-text.js";
+import { exponentGrowth } from "../payload.js";
 
 /**
  * A storable copy of a value as JSON.stringify would write it, built in work bounded by a
@@ -70,7 +71,8 @@ export const boundedJson = (value: unknown, maxChars: number): BoundedJson => {
       case "string":
         return string(v);
       case "number":
-        return Number.isFinite(v) ? (spend(String(v).length), v) : (spend(4), null);
+        // Counted as jsonb writes it back: a number with an exponent in all its digits (1e308: 309).
+        return Number.isFinite(v) ? (spend(String(v).length + exponentGrowth(String(v))), v) : (spend(4), null);
       case "boolean":
         return spend(v ? 4 : 5), v;
       case "bigint":

@@ -73,6 +73,41 @@ describe("bulk actions on the same dead letters at once", () => {
     }
   });
 
+  it("a replay by filter and a tick's cleanup of old letters both finish (the cleanup took them in its plan's order: 40P01)", async () => {
+    const a = await h.isolated([dies], { deadLetterRetentionMs: 60_000 });
+    await h.rows(`INSERT INTO ${a.tables.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+                  SELECT gen_random_uuid(), 'dies', '{"n":1}', 1, 1, 'permanent', now() - interval '2 days', now() - interval '2 days' - i * interval '1 second'
+                  FROM generate_series(1, 3000) i`);
+    await h.rows(`ANALYZE ${a.tables.deadLetters}`);
+    const [{ first }] = await h.rows<{ first: string }>(`SELECT min(id::text) AS first FROM (SELECT id FROM ${a.tables.deadLetters} ORDER BY dead_at, id LIMIT 1000) s`);
+    // A tick with work takes a slot, and its final statement cleans up old letters.
+    await a.enqueue("dies", { n: 0 });
+    const deadlocks = async () => {
+      // Backends report their counters within a second of going idle.
+      await sleep(1_500);
+      const [{ n }] = await h.rows<{ n: number }>(`SELECT pg_stat_clear_snapshot(), (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database())::int AS n`);
+      return n;
+    };
+    const before = await deadlocks();
+    const holder = await h.main.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM ${a.tables.deadLetters} WHERE id = $1 FOR UPDATE`, [first]);
+      const replay = a.deadLetters.replayMany({ job: "dies", limit: 1_000 });
+      await sleep(300);
+      const tick = a.tick({ budgetMs: 5_000 });
+      await sleep(500);
+      await holder.query("COMMIT");
+      const [replayed, report] = await Promise.all([replay, tick]);
+      expect(replayed.replayed.length).toBeGreaterThan(0);
+      expect(report.cleaned).toMatchObject({ ran: true });
+    } finally {
+      holder.release();
+    }
+    // Neither was the victim: a tick that was would have sent its statement again, unseen.
+    expect(await deadlocks()).toBe(before);
+  });
+
   it("a deadlock that still happens is a conflict to try again, not a server fault", () => {
     expect(classify(Object.assign(new Error("deadlock detected"), { code: "40P01" }))).toMatchObject({ code: "conflict", fault: false });
   });

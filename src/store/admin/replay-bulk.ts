@@ -70,9 +70,9 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number }>(
       `WITH pick AS (
          SELECT d.id FROM ${t.deadLetters} d WHERE ${filter} ORDER BY d.dead_at, d.id LIMIT ${p.add(limit)}),
-       -- Locked in id order, as every statement that deletes several letters locks them: in the plan's
-       -- order, a replay by ids and one by filter crossing the same letters deadlocked. A letter
-       -- replayed or discarded meanwhile is passed over (not_found).
+       -- Locked in id order, as a discard of many locks them (the tick's cleanup passes over held ones):
+       -- in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A
+       -- letter replayed or discarded meanwhile is passed over (not_found).
        sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
          WHERE d.id IN (SELECT id FROM pick) ORDER BY d.id FOR UPDATE),

@@ -107,10 +107,12 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       RETURNING 1)`,
   ];
   if (h.deadLettersMs !== undefined) {
+    // Letters an operator's replay or discard holds are passed over, not waited for: the cleanup took
+    // them in the plan's order, and a replay of many, taking them in its own, deadlocked with it.
     ctes.push(`hk_dead AS (
       DELETE FROM ${t.deadLetters} WHERE id IN (
         SELECT id FROM ${t.deadLetters} WHERE EXISTS (SELECT 1 FROM hk_gate) AND dead_at < now() - ${ms(p, h.deadLettersMs)}
-        ORDER BY dead_at, id LIMIT ${batch}::int)
+        ORDER BY dead_at, id LIMIT ${batch}::int FOR UPDATE SKIP LOCKED)
       RETURNING 1)`);
   }
   return ctes;

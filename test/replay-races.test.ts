@@ -79,14 +79,13 @@ describe("bulk actions on the same dead letters at once", () => {
                   SELECT gen_random_uuid(), 'dies', '{"n":1}', 1, 1, 'permanent', now() - interval '2 days', now() - interval '2 days' - i * interval '1 second'
                   FROM generate_series(1, 3000) i`);
     await h.rows(`ANALYZE ${a.tables.deadLetters}`);
-    const [{ first }] = await h.rows<{ first: string }>(`SELECT min(id::text) AS first FROM (SELECT id FROM ${a.tables.deadLetters} ORDER BY dead_at, id LIMIT 1000) s`);
+    const first = (await h.rows<{ first: string }>(`SELECT min(id::text) AS first FROM (SELECT id FROM ${a.tables.deadLetters} ORDER BY dead_at, id LIMIT 1000) s`))[0]!.first;
     // A tick with work takes a slot, and its final statement cleans up old letters.
     await a.enqueue("dies", { n: 0 });
     const deadlocks = async () => {
       // Backends report their counters within a second of going idle.
       await sleep(1_500);
-      const [{ n }] = await h.rows<{ n: number }>(`SELECT pg_stat_clear_snapshot(), (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database())::int AS n`);
-      return n;
+      return (await h.rows<{ n: number }>(`SELECT pg_stat_clear_snapshot(), (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database())::int AS n`))[0]!.n;
     };
     const before = await deadlocks();
     const holder = await h.main.connect();

@@ -12,6 +12,7 @@ import { type Env, settingsFromEnv } from "../settings/library.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
+import { openApiDocument } from "../http/openapi.js";
 import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
 import { jobsFromModule } from "../module/jobs-module.js";
@@ -156,6 +157,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       env: appEnv,
       logger,
       payloadSchemas: zodPayloadSchemas,
+      openApi: openApiDocument,
       // Every tick is an invocation of /api/tick, answered 202 while it runs, as on a platform.
       tick: (req) => jobs.tick({ claimForMs: req.kick ? kickBudget : undefined, handoff: req.handoff, signal: shutdown.signal, spawn: (h) => local.spawn(h) }),
       background: (work) => local.track(work),

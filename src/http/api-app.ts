@@ -1,4 +1,4 @@
-import type { PayloadSchemas } from "./payload-schemas.js";
+import type { OpenApiDocument, PayloadSchemas } from "./payload-schemas.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { createDashboard } from "../dashboard/dashboard-app.js";
@@ -46,6 +46,12 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
    * `pgtick/http`'s createApp and on Vercel; absent, the payloads are described as checked by the server.
    */
   payloadSchemas?: PayloadSchemas;
+  /**
+   * What serves /api/openapi.json: `openApiDocument`, the default of `pgtick/http`'s createApp, on
+   * Vercel and in `npm run dev`; absent (a Cloudflare Worker that does not pass it), that route
+   * answers 404 `no_route`, and the document's code (about 4 KB gzipped) stays out of the bundle.
+   */
+  openApi?: OpenApiDocument;
   /** Where server faults are logged. Default: the jobs instance's logger, else JSON lines on stdout. */
   logger?: Logger;
 }
@@ -71,6 +77,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     tick: options.tick,
     background: options.background,
     payloadSchemas: options.payloadSchemas,
+    openApi: options.openApi,
   };
   // The API validates names and payloads at run time, so it needs no job types.
   const source = options.jobs as unknown as AnyJobs | ((req: Request) => Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }>);

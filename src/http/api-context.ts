@@ -6,7 +6,7 @@ import type { TickRequest } from "./tick-request.js";
 import type { Secrets } from "./auth.js";
 
 import type { RouteName } from "./route-table.js";
-import type { PayloadSchemas } from "./payload-schemas.js";
+import type { OpenApiDocument, PayloadSchemas } from "./payload-schemas.js";
 
 export type { AnyJobs } from "../jobs.js";
 
@@ -21,6 +21,7 @@ export interface ApiConfig {
   readonly tick?: (req: TickRequest, c: Context) => Promise<TickReport>;
   readonly background?: (work: Promise<unknown>, c: Context) => void;
   readonly payloadSchemas?: PayloadSchemas;
+  readonly openApi?: OpenApiDocument;
 }
 
 export interface ApiEnv {

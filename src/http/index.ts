@@ -2,14 +2,15 @@
 import type { AnyJob } from "../job.js";
 import { type AppOptions, createApp as createAppWith } from "./api-app.js";
 import { zodPayloadSchemas } from "./payload-schemas.js";
+import { openApiDocument } from "./openapi.js";
 
 export type { AppOptions } from "./api-app.js";
-export { opaquePayloadSchemas, type PayloadSchemas, zodPayloadSchemas } from "./payload-schemas.js";
+export { opaquePayloadSchemas, type OpenApiDocument, type PayloadSchemas, zodPayloadSchemas } from "./payload-schemas.js";
 
-/** The HTTP API as a Hono app; its OpenAPI document describes each job's payload with zod's JSON Schema unless told otherwise. */
+/** The HTTP API as a Hono app; it serves its OpenAPI document, describing each job's payload with zod's JSON Schema, unless told otherwise. */
 export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): ReturnType<typeof createAppWith> =>
-  createAppWith({ payloadSchemas: zodPayloadSchemas, ...options });
+  createAppWith({ payloadSchemas: zodPayloadSchemas, openApi: openApiDocument, ...options });
 export { createDashboard, type DashboardOptions } from "../dashboard/dashboard-app.js";
 export { STATUS as API_ERROR_STATUS, type ApiErrorBody, type ApiErrorCode } from "./api-errors.js";
 export { ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
-export { openApiDocument } from "./openapi.js";
+export { openApiDocument };

@@ -9,6 +9,9 @@ export type Schema = Record<string, unknown>;
 /** How the OpenAPI document describes a job's payload. */
 export type PayloadSchemas = (job: AnyJob) => Schema;
 
+/** What makes /api/openapi.json: `openApiDocument` from `pgtick/http` (a Worker leaves it out unless given). */
+export type OpenApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSchemas?: PayloadSchemas) => Schema;
+
 /** A job's payload as JSON Schema (the input side: what a client sends). Unrepresentable parts become `{}`. */
 export const zodPayloadSchemas: PayloadSchemas = (job) => {
   try {

@@ -1,7 +1,7 @@
 // `pgtick/cloudflare`: the Worker. `fetch` serves the API and the dashboard; `scheduled` runs the
 // minute tick. A tick that finds more work than it can take starts more ticks through the service
 // binding SELF (this worker bound to itself in wrangler.toml), each a new invocation of its own.
-import type { PayloadSchemas } from "../http/payload-schemas.js";
+import type { OpenApiDocument, PayloadSchemas } from "../http/payload-schemas.js";
 import type { Context } from "hono";
 import type { Hono } from "hono";
 import type { JobsModule } from "../module/jobs-module.js";
@@ -44,6 +44,11 @@ export interface CloudflareOptions {
    * JSON Schema converter (about 7 KB gzipped) out of the bundle; `zodPayloadSchemas` from `pgtick/http` adds it.
    */
   readonly payloadSchemas?: PayloadSchemas;
+  /**
+   * What serves /api/openapi.json: absent, that route answers 404 `no_route` and the document's code
+   * (about 4 KB gzipped) stays out of the bundle; `openApiDocument` from `pgtick/http` serves it.
+   */
+  readonly openApi?: OpenApiDocument;
 }
 
 export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions = {}) => {
@@ -63,6 +68,7 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
       ...d,
       connectRequest: neonForRequest,
       payloadSchemas: options.payloadSchemas,
+      openApi: options.openApi,
       tick: (req: TickRequest, c: Context) => runInvocationTick(d, req, { spawn: spawnThrough(bindings, env, c.executionCtx as WorkerExecutionContext) }),
       onDueNow: (c) => {
         if (!kickEnabled(env) || wakeDeployment(d)) return;

@@ -8,7 +8,7 @@ import { checkKickSettings } from "./kick.js";
 import type { Connection } from "./connection.js";
 import type { Deployment } from "./invocation.js";
 import type { TickRequest } from "../http/tick-request.js";
-import type { PayloadSchemas } from "../http/payload-schemas.js";
+import type { OpenApiDocument, PayloadSchemas } from "../http/payload-schemas.js";
 
 export interface DeploymentApp extends Deployment {
   /** Opens a connection for one API request; the app closes it when the response is done. */
@@ -19,8 +19,9 @@ export interface DeploymentApp extends Deployment {
   readonly background?: (work: Promise<unknown>, c: Context) => void;
   /** After an enqueue, replay or schedule run (API or dashboard) put a job in the queue that is due now. */
   readonly onDueNow?: (c: Context) => void;
-  /** How /api/openapi.json describes payloads (see AppOptions). */
+  /** How /api/openapi.json describes payloads, and what serves it (see AppOptions). */
   readonly payloadSchemas?: PayloadSchemas;
+  readonly openApi?: OpenApiDocument;
 }
 
 /**
@@ -47,5 +48,6 @@ export const deploymentApp = (d: DeploymentApp): Hono =>
     tick: d.tick,
     background: d.background,
     payloadSchemas: d.payloadSchemas,
+    openApi: d.openApi,
     onEnqueued: d.onDueNow ? ({ dueNow }, c) => (dueNow ? d.onDueNow!(c) : undefined) : undefined,
   });

@@ -9,6 +9,7 @@ import { deploymentApp } from "./deployment-app.js";
 import { httpKick, kickEnabled } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
+import { openApiDocument } from "../http/openapi.js";
 import { ApiError } from "../http/api-errors.js";
 
 /** The shape of a jobs module, the argument of this entry point. */
@@ -40,6 +41,7 @@ export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((re
       if (kickEnabled(env)) waitUntil(kick());
     },
     payloadSchemas: zodPayloadSchemas,
+    openApi: openApiDocument,
   };
   const app = deploymentApp(d);
   return (request) => Promise.resolve(app.fetch(request));

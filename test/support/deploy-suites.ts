@@ -30,6 +30,17 @@ export const adapterSuite = (name: string, platform: Platform) => {
       expect(await response.json()).toMatchObject({ ok: true });
     });
 
+    it("serves the OpenAPI document on Vercel; a Worker that did not ask for it answers no_route, saying how", async () => {
+      const response = await d.request("/api/openapi.json", { headers: auth });
+      if (name === "cloudflare") {
+        expect(response.status).toBe(404);
+        expect(await response.json()).toMatchObject({ error: { code: "no_route", message: expect.stringMatching(/openApi: openApiDocument/) } });
+      } else {
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ openapi: "3.1.0" });
+      }
+    });
+
     it("refuses an enqueue without the API token and writes nothing", async () => {
       const response = await d.request("/api/jobs", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ job: "example.record", payload: { note: "x" } }) });
       expect(response.status).toBe(401);

@@ -3,7 +3,6 @@ import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
 import { ApiError, errorResponse } from "../api-errors.js";
-import { openApiDocument } from "../openapi.js";
 
 /**
  * The tick: CRON_SECRET only (checked by the route's auth). A platform runs it its own way
@@ -27,7 +26,7 @@ const tick: Handler = async (c, config) => {
   return c.json(await run());
 };
 
-let openapi: { registry: ReadonlyMap<string, AnyJob>; schemas: unknown; doc: Record<string, unknown> } | undefined;
+let openapi: { registry: ReadonlyMap<string, AnyJob>; schemas: unknown; make: unknown; doc: Record<string, unknown> } | undefined;
 
 export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" | "openapi"> = {
   async stats(c) {
@@ -46,9 +45,11 @@ export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" |
   tick,
   "tick.get": tick,
   async openapi(c, config) {
+    const make = config.openApi;
+    if (!make) throw new ApiError("no_route", "this deployment serves no OpenAPI document: a Cloudflare Worker passes { openApi: openApiDocument } from pgtick/http to serve it");
     const jobs = await jobsOf(c);
-    if (openapi?.registry !== jobs.registry || openapi.schemas !== config.payloadSchemas) {
-      openapi = { registry: jobs.registry, schemas: config.payloadSchemas, doc: openApiDocument(jobs.registry, config.payloadSchemas) };
+    if (openapi?.registry !== jobs.registry || openapi.schemas !== config.payloadSchemas || openapi.make !== make) {
+      openapi = { registry: jobs.registry, schemas: config.payloadSchemas, make, doc: make(jobs.registry, config.payloadSchemas) };
     }
     return c.json(openapi.doc);
   },

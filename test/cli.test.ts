@@ -293,6 +293,8 @@ describe("a database that takes the connection and never answers, and a broken j
     const port = (server.address() as { port: number }).port;
     return {
       url: (query = "") => `postgres://postgres@127.0.0.1:${port}/x${query}`,
+      /** Whether a client has connected: a CLI connects once its signal handlers are in place. */
+      connected: () => sockets.size > 0,
       close: () => new Promise<void>((done) => { for (const s of sockets) s.destroy(); server.close(() => done()); }),
     };
   };
@@ -319,7 +321,9 @@ describe("a database that takes the connection and never answers, and a broken j
         stdio: "ignore",
       });
       const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Once it is waiting on the database (a fixed 1.5 s was before its handlers, on a loaded machine).
+      for (let i = 0; i < 400 && !silent.connected(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(silent.connected()).toBe(true);
       child.kill("SIGTERM");
       // Before, it was still there after a SIGTERM until a second signal came.
       const code = await Promise.race([exited, new Promise<"running">((r) => setTimeout(() => r("running"), 15_000))]);

@@ -37,13 +37,13 @@ describe("a payload's size as stored", () => {
 });
 
 describe("a claim's rows", () => {
-  it("come in claims of at most 64 MiB of payloads at their limit: 32 jobs at the default 1 MiB, more for smaller payloads", () => {
-    const at = (env: Record<string, string>) => tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "600", ...env }), {}).batchSize;
-    expect(at({})).toBe(32);
-    expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(64 * 1024) })).toBe(512);
+  it("come in claims of at most 256 MiB of payloads at their limit: 128 jobs at the default 1 MiB, more for smaller payloads", () => {
+    const at = (env: Record<string, string>) => tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "3000", ...env }), {}).batchSize;
+    expect(at({})).toBe(128);
+    expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(128 * 1024) })).toBe(1_024);
     expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(MAX_CLAIM_BYTES) })).toBe(1);
-    expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "10" }), {}).batchSize).toBe(10);
-    expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "600" }), { batchSize: 100 }).batchSize).toBe(32);
+    expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "100" }), {}).batchSize).toBe(100);
+    expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "600" }), { batchSize: 300 }).batchSize).toBe(128);
   });
 });
 

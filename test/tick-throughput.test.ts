@@ -139,11 +139,11 @@ describe("tick throughput", () => {
     expect(await mostOutAtOnce("noop-pipe", fromPg(h.pool(3)))).toBe(2);
   });
 
-  it("claims all its free slots per statement by default, up to 64 MiB of payloads at their limit", () => {
+  it("claims all its free slots per statement by default, up to 256 MiB of payloads at their limit", () => {
     const s = resolveSettings({});
     const limits = (concurrency: number, statementsAtOnce?: number) => tickLimits(s, { concurrency }, statementsAtOnce);
-    expect([1, 10, 16, 20, 32, 33, 100].map((c) => limits(c).batchSize)).toEqual([1, 10, 16, 20, 32, 32, 32]);
-    expect(tickLimits(resolveSettings({ maxPayloadBytes: 65_536 }), { concurrency: 100 }).batchSize).toBe(100);
+    expect([1, 10, 16, 20, 32, 33, 100, 500].map((c) => limits(c).batchSize)).toEqual([1, 10, 16, 20, 32, 33, 100, 128]);
+    expect(tickLimits(resolveSettings({ maxPayloadBytes: 65_536 }), { concurrency: 500 }).batchSize).toBe(500);
     expect([limits(100).inFlight, limits(100, 1).inFlight]).toEqual([2, 1]);
     expect(tickLimits(resolveSettings({ batchSize: 7 }), { concurrency: 32 }).batchSize).toBe(7);
     expect(tickLimits(resolveSettings({ batchSize: 70 }), { concurrency: 32 }).batchSize).toBe(32);

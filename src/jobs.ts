@@ -118,7 +118,8 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   };
   return {
     ...queueAdmin({
-      db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items),
+      // One job at a time (a rerun): its errors carry no batch index.
+      db, tables, registry, maxPayloadBytes: settings.maxPayloadBytes, flow, enqueue: (items) => enqueueUnchecked(items, { batch: items.length > 1 }),
       history: settings.historyRetentionMs !== false,
     }),
     settings,

@@ -141,6 +141,10 @@ describe("finished jobs and their runs", () => {
       const r = await call("POST", path, bad);
       expect({ status: r.status, code: r.body.error?.code }).toEqual({ status: 422, code: "invalid_options" });
     }
+    // One job, not a batch: the error names no batch index.
+    const long = await call("POST", path, { json: { idempotencyKey: "k".repeat(256) } });
+    expect(long.body.error).toMatchObject({ code: "invalid_options", details: { field: "idempotencyKey" } });
+    expect(long.body.error.details).not.toHaveProperty("index");
     expect(await queued()).toBe(before);
   });
 });

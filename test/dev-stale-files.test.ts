@@ -1,7 +1,7 @@
 // Files a killed dev server leaves behind name pids that, after a reboot, other programs may hold:
 // neither is signalled nor taken for the dev server.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -53,6 +53,12 @@ it("takes no stale server.json whose pid another program holds for a running dev
   const env = { DEV_DIR: devDir };
   writeFileSync(devPaths(env, root).server, JSON.stringify({ pid: sleeper.pid, url: "http://localhost:1", databaseUrl: "postgres://x@127.0.0.1:1/x", jobsModule: "jobs.ts" }));
   expect(runningDevServer(env, root)).toBeUndefined();
+  // A node process that started after the file was written did not write it (a pid reused since).
+  const later = await another(process.execPath, ["-e", "setInterval(() => {}, 1000)"]);
+  const stale = JSON.stringify({ pid: later.pid, url: "http://localhost:1", databaseUrl: "postgres://x@127.0.0.1:1/x", jobsModule: "jobs.ts" });
+  writeFileSync(devPaths(env, root).server, stale);
+  utimesSync(devPaths(env, root).server, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  if (process.platform === "linux") expect(runningDevServer(env, root)).toBeUndefined();
   // The dev server's own pid (a node process) is taken.
   writeFileSync(devPaths(env, root).server, JSON.stringify({ pid: process.pid, url: "http://localhost:1", databaseUrl: "postgres://x@127.0.0.1:1/x", jobsModule: "jobs.ts" }));
   expect(runningDevServer(env, root)).toMatchObject({ pid: process.pid });

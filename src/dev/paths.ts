@@ -1,6 +1,6 @@
 import { read } from "../settings/catalog.js";
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import type { Env } from "../settings/library.js";
 
@@ -42,8 +42,10 @@ export const runningDevServer = (env: Env, cwd: string): DevServerInfo | undefin
   if (!existsSync(file)) return undefined;
   try {
     const info = JSON.parse(readFileSync(file, "utf8")) as DevServerInfo;
-    // A dev server is a node process; a pid reused by another program is a file left by a killed one.
-    return typeof info.pid === "number" && typeof info.databaseUrl === "string" && alive(info.pid) && /node|tsx/.test(commandOf(info.pid) ?? "") ? info : undefined;
+    // A dev server is a node process that started before it wrote the file; a pid reused since by
+    // another program, node included, is a file left by a killed one.
+    const writer = typeof info.pid === "number" && alive(info.pid) && /node|tsx/.test(commandOf(info.pid) ?? "") && !(startedAt(info.pid)! > statSync(file).mtimeMs + 1_000);
+    return writer && typeof info.databaseUrl === "string" ? info : undefined;
   } catch {
     return undefined;
   }
@@ -62,5 +64,18 @@ export const commandOf = (pid: number): string | undefined => {
     } catch {
       return undefined;
     }
+  }
+};
+
+/** When a process started (ms since the epoch), from Linux's /proc; undefined elsewhere. */
+export const startedAt = (pid: number): number | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const boot = Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
+    // Clock ticks of 1/100 s, as on every Linux this runs on.
+    return Number.isFinite(ticks) && Number.isFinite(boot) ? boot * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
   }
 };

@@ -19,8 +19,12 @@ export const recordOutput = (value: unknown, maxBytes: number): { output?: unkno
   const copy = boundedJson(value, maxBytes);
   if (!copy.ok) return { outputTruncated: true };
   if (copy.value === undefined) return { outputTruncated: false };
-  // At most three bytes a character: most outputs skip the encoding.
-  if (copy.chars * 3 > maxBytes && byteLength(JSON.stringify(copy.value)) > maxBytes) return { outputTruncated: true };
+  // At most three bytes a character: most outputs skip the encoding. `chars` counts numbers as stored
+  // (an exponent in all its digits), which the JSON text does not: the difference is added to its bytes.
+  if (copy.chars * 3 > maxBytes) {
+    const json = JSON.stringify(copy.value);
+    if (byteLength(json) + copy.chars - json.length > maxBytes) return { outputTruncated: true };
+  }
   return { output: copy.value, outputTruncated: false, bytes: Math.min(copy.chars * 3, maxBytes) };
 };
 

@@ -10,7 +10,7 @@ import type { Env } from "../settings/parse.js";
 import type { Handoff } from "../tick/types.js";
 import { kickEnabled, WORKERS_SCHEDULED } from "./budget.js";
 import { deploymentApp } from "./deployment-app.js";
-import { type Deployment, logSpawnError, runInvocationTick, wakeDeployment } from "./invocation.js";
+import { type Deployment, runInvocationTick, wakeDeployment } from "./invocation.js";
 import { coalesced, tickAnswered } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
 import { type TickRequest, tickRequest } from "../http/tick-request.js";
@@ -31,10 +31,11 @@ const spawnThrough = (bindings: Record<string, unknown>, env: Env, ctx: WorkerEx
   const self = bindings[SELF_BINDING] as WorkerFetcher | undefined;
   const secret = read(env, "CRON_SECRET");
   if (!self || typeof self.fetch !== "function" || !secret) return undefined;
+  // The tick hears of a refusal (its slot is then freed); the call answers when the extra tick has run.
   return (handoffs: readonly Handoff[]) => {
-    for (const handoff of handoffs) {
-      ctx.waitUntil(self.fetch(tickRequest("https://self/api/tick", secret, { handoff })).then(tickAnswered).catch(logSpawnError));
-    }
+    const sent = Promise.all(handoffs.map((handoff) => self.fetch(tickRequest("https://self/api/tick", secret, { handoff })).then(tickAnswered)));
+    ctx.waitUntil(sent.catch(() => {}));
+    return sent;
   };
 };
 

@@ -56,8 +56,12 @@ export const kickTarget = (env: Env): string | undefined => {
 export const postTick = async (env: Env, req: TickRequest, fetcher: typeof fetch = fetch, url = kickTarget(env)): Promise<void> => {
   const secret = read(env, "CRON_SECRET");
   if (!secret || !url) return;
-  await tickAnswered(await fetcher(tickRequest(url, secret, req)));
+  // Bounded: a target that never answers would otherwise hold the kick (one in flight per isolate) for good.
+  await tickAnswered(await fetcher(tickRequest(url, secret, req), { signal: AbortSignal.timeout(POST_TICK_TIMEOUT_MS) }));
 };
+
+/** How long a started tick has to answer (an async one answers 202 as soon as it runs). */
+export const POST_TICK_TIMEOUT_MS = 10_000;
 
 /** Reads a tick request's answer; throws, with the status and the start of the body, unless it is a 2xx. */
 export const tickAnswered = async (response: Response): Promise<void> => {

@@ -6,7 +6,7 @@ import type { JobsModule } from "../module/jobs-module.js";
 import type { Env } from "../settings/parse.js";
 import { type PlatformLimit, VERCEL_TICK } from "./budget.js";
 import { deploymentApp } from "./deployment-app.js";
-import { logSpawnError, runInvocationTick } from "./invocation.js";
+import { runInvocationTick } from "./invocation.js";
 import { canPostTick, postTick } from "./kick.js";
 import { pgPool } from "./pg.js";
 import type { TickRequest } from "../http/tick-request.js";
@@ -30,8 +30,11 @@ export const vercelLimit = (): PlatformLimit => {
 export const vercelTick = (module: JobsModule, options: VercelOptions = {}) => {
   const env = options.env ?? process.env;
   // Each extra tick is a new invocation of this function, posted to the deployment's own URL; it answers 202 at once.
+  // The tick hears of a refusal (its slot is then freed); the invocation is kept until the answer.
   const spawn = (handoffs: readonly { slot: number; token: string }[]) => {
-    for (const handoff of handoffs) waitUntil(postTick(env, { handoff, async: true }).catch(logSpawnError));
+    const sent = Promise.all(handoffs.map((handoff) => postTick(env, { handoff, async: true })));
+    waitUntil(sent.catch(() => {}));
+    return sent;
   };
   const d = {
     module,

@@ -37,6 +37,8 @@ export class ClaimPacing {
    * is not waited for: a tick does not sit idle for it.
    */
   runsEnded(now: number, running: number): void {
+    // The next claim decides whether what was held is still held.
+    this.heldByRuns = false;
     if (running === 0) this.retries = this.retries.filter((at) => at <= now + this.intervalMs);
     if (this.after > now) this.after = now;
   }
@@ -91,8 +93,11 @@ export class ClaimPacing {
     return !this.empty && !this.heldByRuns && this.after < now + horizonMs;
   }
 
-  /** Nothing more will be claimed before `cutoff`. */
+  /**
+   * Nothing more will be claimed before `cutoff` (asked once nothing runs here). Jobs held by a
+   * concurrency limit alone wait for runs of other ticks to end, and those ticks claim them then.
+   */
   doneBy(cutoff: number): boolean {
-    return this.empty || this.after >= cutoff;
+    return this.empty || this.heldByRuns || this.after >= cutoff;
   }
 }

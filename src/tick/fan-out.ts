@@ -6,43 +6,80 @@ import type { FanOut, Handoff } from "../store/tick/slot.js";
 export const RESERVE_MS = 30_000;
 /** A tick asks for more ticks at most this often. */
 const FAN_OUT_EVERY_MS = 1_000;
+/** How long a tick that has ended waits for the answers to the starts it asked for: a refusal comes back in this. */
+export const SPAWN_ANSWER_MS = 1_000;
+
+type Start = (handoffs: readonly Handoff[]) => void | Promise<unknown>;
 
 /**
  * A tick's side of fan-out: what its claims ask for (slots reserved for more ticks when a
  * claim comes back full and more is due, at most once a second) and starting those ticks
- * through the platform's own invocation path.
+ * through the platform's own invocation path. A start that fails frees its slot (`release`,
+ * fenced on the reservation's token) and ends this tick's fan-out and continuation.
  */
 export class FanOutPacer {
   spawned = 0;
   private lastAt = Number.NEGATIVE_INFINITY;
+  private failed = false;
+  private readonly answers = new Set<Promise<void>>();
 
   constructor(
-    private readonly start: ((handoffs: readonly Handoff[]) => void) | undefined,
+    private readonly start: Start | undefined,
     private readonly maxTicks: number,
     private readonly concurrency: number,
     private readonly logger: Logger,
+    private readonly release: (handoff: Handoff) => Promise<unknown>,
   ) {}
 
   get enabled(): boolean {
-    return this.start !== undefined;
+    return this.start !== undefined && !this.failed;
   }
 
-  /** The fan-out part of a claim of `want`, or undefined when this tick cannot or need not ask yet. */
-  input(want: number): FanOut | undefined {
-    if (!this.start || Date.now() - this.lastAt < FAN_OUT_EVERY_MS) return undefined;
+  /**
+   * The fan-out part of a claim of `want` with `room` free slots in all (what this tick will claim
+   * itself), or undefined when this tick cannot or need not ask yet.
+   */
+  input(want: number, room: number): FanOut | undefined {
+    if (!this.enabled || Date.now() - this.lastAt < FAN_OUT_EVERY_MS) return undefined;
     this.lastAt = Date.now();
     const { maxTicks, concurrency } = this;
-    return { maxTicks, concurrency, want, bound: Math.min(10_000, concurrency * maxTicks + want), maxSpawn: maxTicks - 1, reserveMs: RESERVE_MS };
+    return { maxTicks, concurrency, want, room: Math.max(room, want), bound: Math.min(10_000, concurrency * maxTicks + room), maxSpawn: maxTicks - 1, reserveMs: RESERVE_MS };
   }
 
-  /** Starts a tick for each reserved slot; one that fails to start leaves its reservation to expire. */
+  /** Starts a tick for each reserved slot. */
   spawn(handoffs: readonly Handoff[]): void {
-    if (handoffs.length === 0 || !this.start) return;
-    this.spawned += handoffs.length;
+    if (!this.start) return;
+    for (const handoff of handoffs) {
+      this.spawned++;
+      let started: void | Promise<unknown>;
+      try {
+        started = this.start([handoff]);
+      } catch (error) {
+        void this.failedToStart(handoff, error);
+        continue;
+      }
+      if (!started) continue;
+      const answer = started.then(() => undefined, (error: unknown) => this.failedToStart(handoff, error));
+      this.answers.add(answer);
+      void answer.finally(() => this.answers.delete(answer));
+    }
+  }
+
+  /** Waits up to `ms` for the answers to the starts still out (a refused one then frees its slot while the tick can). */
+  async answered(ms: number): Promise<void> {
+    if (this.answers.size === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.allSettled([...this.answers]), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  private async failedToStart(handoff: Handoff, error: unknown): Promise<void> {
+    this.failed = true;
+    this.logger.log("warn", "starting a tick failed: its reserved slot is freed, and this tick starts no more", { slot: handoff.slot, error: errorText(error) });
     try {
-      this.start(handoffs);
-    } catch (error) {
-      this.logger.log("warn", "starting more ticks failed; their reserved slots expire unused", { error: errorText(error) });
+      await this.release(handoff);
+    } catch (e) {
+      this.logger.log("warn", "freeing a reserved slot failed: it expires unused", { slot: handoff.slot, error: errorText(e) });
     }
   }
 }

@@ -2,12 +2,12 @@ import type { Db } from "../db.js";
 import { errorText } from "../error-text.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
-import type { SlotStep, TickRow } from "../store/tick/slot.js";
+import { type SlotStep, type TickRow, unreserveSlot } from "../store/tick/slot.js";
 import { type Carried, Carry, carriedBy, writes } from "./carry.js";
 import { ClaimPacing } from "./claim-pacing.js";
 import { DispatchHint } from "./dispatch-hint.js";
 import { tickClock } from "./clock.js";
-import { FanOutPacer } from "./fan-out.js";
+import { FanOutPacer, SPAWN_ANSWER_MS } from "./fan-out.js";
 import { abandonRuns, finalInput } from "./final.js";
 import { FlowClaims } from "./flow-claims.js";
 import { tickLimits } from "./limits.js";
@@ -47,7 +47,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const settleBatch = 4 * concurrency;
   const tickOwner = crypto.randomUUID();
   const flow = new FlowClaims(env.flow);
-  const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger);
+  const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger, (h) => unreserveSlot(db, tables, h, { timeoutMs: bound(true) }));
   // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
   const history = settings.historyRetentionMs !== false;
   const maxOutputBytes = history ? settings.maxOutputBytes : undefined;
@@ -196,7 +196,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   };
 
   const claimInput = (limit: number, slotStep: SlotStep): StepInput =>
-    ({ claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit), after: hint.next(Date.now()) }, slot: slotStep, fanOut: fanOut.input(limit) });
+    ({ claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit), after: hint.next(Date.now()) }, slot: slotStep, fanOut: fanOut.input(limit, free()) });
   const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
   /**
    * Claims what this tick's extensions enqueued (a schedule's occurrences) while it holds no slot. When every
@@ -296,6 +296,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }
+    await fanOut.answered(SPAWN_ANSWER_MS);
   } finally {
     late.finalWritten(settledByFinal);
   }

@@ -38,9 +38,11 @@ export interface TickOptions {
   /**
    * Starts more ticks, each a separate invocation, for slots reserved for them
    * (fan-out when more is due than this tick can take; continuation when it
-   * reaches its cutoff with work left). Without it a tick never fans out.
+   * reaches its cutoff with work left). Without it a tick never fans out. A returned promise that
+   * rejects says the ticks did not start: their reserved slots are freed at once, and this tick
+   * asks for no more (a refusing target would otherwise hold every slot until the reservations expire).
    */
-  readonly spawn?: (handoffs: readonly Handoff[]) => void;
+  readonly spawn?: (handoffs: readonly Handoff[]) => void | Promise<unknown>;
 }
 
 export interface TickReport extends TickCounts {

@@ -1,3 +1,4 @@
+import type { Db, QueryOptions } from "../../db.js";
 import type { Params, Tables } from "../shared/tables.js";
 
 /** The counts a tick reports; its slot row keeps them, so they are computed once, in SQL. */
@@ -141,6 +142,8 @@ export interface FanOut {
   readonly concurrency: number;
   /** The claim's limit: fan-out is considered only when the claim took all of it. */
   readonly want: number;
+  /** The tick's free slots, this claim's included: due jobs it will claim itself need no other tick. */
+  readonly room: number;
   /** Most due rows counted (the count never scans further). */
   readonly bound: number;
   /** Most ticks this statement asks for. */
@@ -149,12 +152,24 @@ export interface FanOut {
   readonly reserveMs: number;
 }
 
-/** Reserves free slots (never the tick's own) for the extra ticks; their tokens come back in the `spawn` column. */
-export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string): string[] => [
+/**
+ * Reserves free slots (never the tick's own) for the extra ticks; their tokens come back in the `spawn`
+ * column. What is due beyond this tick's own room, counted along the due indexes and bounded. Keyed jobs
+ * do not count when the admission (`flowed`) fell short of its share holding some back: they wait for
+ * their limits, not for more ticks.
+ */
+export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string, flowed: boolean): string[] => {
+  const want = p.add(f.want);
+  const keyedHeld = flowed
+    ? `(coalesce((SELECT sum(held) FROM flowed), 0) > 0 AND (SELECT count(id) FROM flowed) < greatest(0, ${want}::int - (SELECT count(*) FROM plain1)::int))`
+    : "false";
+  const due = (keyed: boolean) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS ${keyed ? "NOT " : ""}NULL AND run_at <= now() LIMIT ${p.add(f.bound)}::int) x)`;
+  return [
   `fan_due AS (
-    SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${p.add(f.want)}::int
-      THEN (SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now() LIMIT ${p.add(f.bound)}::int) x)
-           - (SELECT count(*) FROM claimed)
+    SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${want}::int
+      THEN ${due(false)} + CASE WHEN ${keyedHeld} THEN 0 ELSE ${due(true)} END
+           - (SELECT count(*) FROM claimed) - (${p.add(f.room)}::int - ${want}::int)
       ELSE 0 END AS more)`,
   `fan_pick AS (
     SELECT slot FROM ${t.ticks}
@@ -166,4 +181,9 @@ export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string): st
     UPDATE ${t.ticks} t SET owner = gen_random_uuid(), reserved = true, expires_at = now() + ${ms(p, f.reserveMs)}
     FROM fan_pick f WHERE t.slot = f.slot
     RETURNING t.slot, t.owner::text AS token)`,
-];
+  ];
+};
+
+/** Frees a slot reserved for a tick that did not start; fenced on its token, so a tick that took it keeps it. */
+export const unreserveSlot = (db: Db, t: Tables, handoff: Handoff, options: QueryOptions = {}) =>
+  db.query(`UPDATE ${t.ticks} SET owner = NULL, reserved = false, expires_at = NULL WHERE slot = $1 AND owner = $2::uuid AND reserved`, [handoff.slot, handoff.token], options);

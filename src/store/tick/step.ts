@@ -166,7 +166,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const fanning = claiming && input.fanOut !== undefined && input.slot !== undefined;
   if (fanning) {
     const own = input.slot!.mode === "take" ? "SELECT slot FROM tick_free" : p.add((input.slot as { slot: number }).slot);
-    ctes.push(...fanOutCtes(t, p, input.fanOut!, own));
+    ctes.push(...fanOutCtes(t, p, input.fanOut!, own, flowed));
   }
 
   const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : [])]);

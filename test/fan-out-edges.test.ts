@@ -1,0 +1,84 @@
+// Fan-out at its edges: a start the platform refuses, jobs more ticks could not take (held by a
+// limit, or due within the asking tick's own free slots), a tick that only finds held jobs, and a
+// tick endpoint that never answers.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { postTick } from "../src/platform/kick.js";
+import type { Handoff } from "../src/store/tick/slot.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("fan_out_edges");
+
+const slow = defineJob({ name: "slow", schema: z.object({ n: z.number() }), handler: () => sleep(150) });
+const quick = defineJob({ name: "quick", schema: z.object({ n: z.number() }), handler: () => {} });
+
+describe("fan-out at its edges", () => {
+  it("a start the platform refuses frees its reserved slot at once, and the tick asks for no more", async () => {
+    const jobs = await h.isolated([slow], { maxTicks: 4, concurrency: 2 });
+    const prefix = jobs.settings.tablePrefix;
+    await jobs.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ job: "slow" as const, payload: { n } })));
+    const asked: Handoff[] = [];
+    // As a deployment behind protection answers: 401, each time.
+    const spawn = (hs: readonly Handoff[]) => (asked.push(...hs), Promise.reject(new Error("the tick endpoint answered 401")));
+    const report = await jobs.tick({ budgetMs: 2_500, claimCutoffMs: 500, spawn });
+    expect(report.claimed).toBeGreaterThan(0);
+    // The first claim asked for three more ticks; after their refusal none more, and no continuation.
+    expect(asked).toHaveLength(3);
+    expect(report.spawned).toBe(3);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}ticks WHERE reserved OR expires_at > now()`)).toEqual([{ n: 0 }]);
+    // So the next cron tick finds a slot, though the reservations would have run 30 s.
+    expect(await jobs.tick({ budgetMs: 800 })).toMatchObject({ capped: false });
+  }, 20_000);
+
+  it("counts neither jobs held back by a limit nor those the tick's own free slots will take", async () => {
+    const limited = defineJob({ name: "limited", schema: z.object({ n: z.number() }), concurrency: { limit: 1 }, handler: () => sleep(300) });
+    const jobs = await h.isolated([limited, quick], { maxTicks: 4, concurrency: 4 });
+    await jobs.enqueueMany(Array.from({ length: 200 }, (_, n) => ({ job: "limited" as const, payload: { n } })));
+    await jobs.enqueueMany(Array.from({ length: 8 }, (_, n) => ({ job: "quick" as const, payload: { n } })));
+    const asked: Handoff[] = [];
+    // Stopped by its caller before its end, so it hands nothing on: what it asked for is fan-out alone.
+    const stop = AbortSignal.timeout(800);
+    await jobs.tick({ budgetMs: 5_000, signal: stop, spawn: (hs) => void asked.push(...hs) });
+    // 8 unkeyed jobs and one limited at a time: a second tick at most, never three for 199 held jobs.
+    expect(asked.length).toBeLessThanOrEqual(1);
+
+    const few = await h.isolated([quick], { maxTicks: 4, concurrency: 10, batchSize: 2 });
+    await few.enqueueMany(Array.from({ length: 6 }, (_, n) => ({ job: "quick" as const, payload: { n } })));
+    const more: Handoff[] = [];
+    const report = await few.tick({ budgetMs: 1_500, claimCutoffMs: 300, spawn: (hs) => void more.push(...hs) });
+    expect(report.succeeded).toBe(6);
+    expect(more).toEqual([]);
+  }, 20_000);
+
+  it("a tick that finds only jobs held by a concurrency limit whose runs are in another tick ends, not polls to its cutoff", async () => {
+    const limited = defineJob({ name: "limited", schema: z.object({ n: z.number() }), concurrency: { limit: 1 }, handler: ({ n }) => sleep(n === 0 ? 3_000 : 10) });
+    const jobs = await h.isolated([limited], { maxTicks: 4, concurrency: 4, claimIntervalMs: 200 });
+    await jobs.enqueue("limited", { n: 0 });
+    const a = jobs.tick({ budgetMs: 8_000, claimCutoffMs: 1_000 });
+    await sleep(300);
+    await jobs.enqueueMany([1, 2, 3].map((n) => ({ job: "limited" as const, payload: { n } })));
+    const b = await jobs.tick({ budgetMs: 5_000, claimCutoffMs: 500 });
+    expect(b.claimed).toBe(0);
+    // Its take-and-claim and its final statement; polling at the claim interval sent about twenty.
+    expect(b.statements).toBeLessThanOrEqual(3);
+    expect(await a).toMatchObject({ claimed: 4, succeeded: 4 });
+  }, 20_000);
+
+  it("a started tick that never answers ends the request at its timeout, so the kick is not held", async () => {
+    const hung = createServer(() => {});
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}/api/tick`;
+      const started = Date.now();
+      const error = await postTick({ CRON_SECRET: "s" }, { kick: true, async: true }, fetch, url).then(() => undefined, (e: unknown) => e);
+      expect((error as Error).name).toBe("TimeoutError");
+      expect(Date.now() - started).toBeLessThan(15_000);
+    } finally {
+      hung.closeAllConnections();
+      hung.close();
+    }
+  }, 20_000);
+});

@@ -30,6 +30,11 @@ describe("settings", () => {
     expect(() => settingsFromEnv({ JOBS_CONCURRENCY: "0" }, { leaseMs: 60_000 })).toThrow(/^JOBS_CONCURRENCY must be/);
   });
 
+  it("reads counts as decimal digits only: hex and exponents are refused, not read as 16 and 100", () => {
+    for (const v of ["0x10", "1e2", "1.0", "12abc"]) expect(() => settingsFromEnv({ JOBS_MAX_TICKS: v })).toThrow(/^JOBS_MAX_TICKS must be/);
+    expect(settingsFromEnv({ JOBS_MAX_TICKS: " 8 " }).maxTicks).toBe(8);
+  });
+
   it("defaults the claim batch to the concurrency", () => {
     expect(settingsFromEnv({}).batchSize).toBeUndefined();
     expect(resolveSettings({}).concurrency).toBe(10);

@@ -10,7 +10,8 @@ const bad = (name: string, want: string, got: unknown): never => {
 
 /** A whole number of at least `min` (a string from the environment, or a number from code). */
 export const positiveInt = (name: string, value: unknown, min = 1, max = Number.MAX_SAFE_INTEGER): number => {
-  const n = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+  // Decimal digits only: Number() also reads "0x10" and "1e2", which no one means for a count.
+  const n = typeof value === "string" && /^\s*[-+]?\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
     return bad(name, max < Number.MAX_SAFE_INTEGER ? `an integer from ${min} to ${max}` : min === 1 ? "a positive integer" : `an integer of at least ${min}`, value);
   }

@@ -66,6 +66,8 @@ export interface Db {
    * Absent: more than one.
    */
   readonly statementsAtOnce?: number;
+  /** The driver a wrapper sends through (`fromPg`): createJobs listens for its idle connections' errors. */
+  readonly driver?: unknown;
 }
 
 /**
@@ -197,20 +199,41 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
   const statementsAtOnce = !driver
     ? (client as Db).statementsAtOnce
     : isPool(client) ? ((client as { options?: { max?: number } }).options?.max ?? 10) : 1;
+  const query = (text: string, params: readonly unknown[], options?: QueryOptions): Promise<PgResult> => {
+    if (!driver) return (client as Db).query(text, params, options);
+    if (options?.timeoutMs !== undefined && isPool(client)) return sendBounded(client, text, params, { ...options, timeoutMs: options.timeoutMs });
+    // A single Client (the caller's own): the wait is bounded; the connection is the caller's to close.
+    if (options?.timeoutMs !== undefined) return bounded(send(client, text, params, options), options.timeoutMs, () => {});
+    return send(client, text, params, options);
+  };
   return {
     statementsAtOnce,
+    // The driver, for its idle connections' error listener (see createJobs).
+    driver: driver ? client : (client as Db).driver,
     async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
       let result: PgResult;
-      if (!driver) result = await (client as Db).query(text, params, options);
-      else if (options?.timeoutMs !== undefined && isPool(client)) {
-        result = await sendBounded(client, text, params, { ...options, timeoutMs: options.timeoutMs });
-      } else if (options?.timeoutMs !== undefined) {
-        // A single Client (the caller's own): the wait is bounded; the connection is the caller's to close.
-        result = await bounded(send(client, text, params, options), options.timeoutMs, () => {});
-      } else result = await send(client, text, params, options);
+      try {
+        result = await query(text, params, options);
+      } catch (error) {
+        throw asError(error);
+      }
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     },
   };
+};
+
+/**
+ * What a driver rejected with, as an Error. The Neon Pool rejects a WebSocket that fails to open
+ * with its ErrorEvent, which an error handler that takes only Errors passes by (Hono's does): a
+ * connection failure (08006) keeping the event's message and its inner error's code, if any.
+ */
+const asError = (error: unknown): unknown => {
+  if (error instanceof Error || typeof error !== "object" || error === null) return error;
+  const inner = (error as { error?: unknown }).error;
+  const message = (error as { message?: unknown }).message;
+  const text = typeof message === "string" && message !== "" ? message : inner instanceof Error ? inner.message : String(error);
+  const code = errorCode(inner) ?? "08006";
+  return Object.assign(new Error(`the database connection failed: ${text}`, { cause: error }), { code });
 };
 
 /**
@@ -243,7 +266,7 @@ export const fromNeonHttp = (sql: NeonHttpLike): Db => ({
     try {
       result = ms === undefined ? await request : await bounded(request, ms, () => controller!.abort(new StatementTimeout(ms)));
     } catch (error) {
-      throw tooLargeRequest(error) ?? error;
+      throw tooLargeRequest(error) ?? unreachedEndpoint(error) ?? error;
     }
     return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
   },
@@ -258,6 +281,16 @@ const tooLargeRequest = (error: unknown): Error | undefined => {
   const message = error instanceof Error ? error.message : "";
   if (!/HTTP status 413\b/.test(message)) return undefined;
   return Object.assign(new Error(`the statement was larger than the database's HTTP endpoint takes: ${message}`, { cause: error }), { code: "54000" });
+};
+
+/**
+ * Neon's HTTP endpoint out of reach (the fetch failed) or failing (HTTP 5xx) says nothing of the
+ * statement: a connection failure (08006), as the Pool reports one, so callers answer 503 and retry.
+ */
+const unreachedEndpoint = (error: unknown): Error | undefined => {
+  if (!(error instanceof Error) || typeof errorCode(error) === "string") return undefined;
+  if (!/fetch failed|HTTP status 5\d\d\b|Error connecting to database/i.test(error.message)) return undefined;
+  return Object.assign(new Error(`the database's HTTP endpoint could not run the statement: ${error.message}`, { cause: error }), { code: "08006" });
 };
 
 /** Counts statements, for the benchmark and for tests that check a tick's cost. */

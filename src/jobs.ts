@@ -99,7 +99,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const flow = flowSpec(registry);
   const logger = safeLogger(options.logger ?? jsonLogger());
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
-  logConnectionErrors(options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
+  logConnectionErrors((options.db as Partial<Db>).driver ?? options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
   const db = schemaChecked(asDb(options.db), tables.prefix);
   const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
   const scheduling = createScheduling({

@@ -74,6 +74,8 @@ export const classify = (
   // The database down, restarting, out of connections, or the connection cut: try again.
   if (databaseUnavailable(e)) return { code: "unavailable", message: "the database is unavailable right now; try again", fault: true, passing: true };
   const state = sqlState(e);
+  // lock_timeout: another session held a lock the statement needed; nothing was changed.
+  if (state === "55P03") return { code: "unavailable", message: "another session held a lock this needed (lock_timeout); try again", fault: true, passing: true };
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };
   // A deadlock or serialization failure rolled the statement back whole: the same request may pass now.
   if (state === "40P01" || state === "40001") return { code: "conflict", message: "another change to the same rows crossed this one; nothing was changed, try again", fault: false };

@@ -142,6 +142,44 @@ const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void): Promis
     );
   });
 
+/** What a node-postgres (or Neon) Client keeps of its connection: enough to cancel its statement. */
+interface Cancellable {
+  readonly processID?: number | null;
+  readonly secretKey?: number | null;
+  readonly connectionParameters?: { readonly host?: string; readonly port?: number };
+}
+interface CancelConnection {
+  on(event: string, listener: () => void): unknown;
+  connect(port: number | string, host?: string): void;
+  cancel(processID: number, secretKey: number): void;
+}
+
+/**
+ * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
+ * on a connection of its own), best effort; the client is then closed, so no later statement of
+ * its can be the one cancelled. A statement given up on at its bound goes on otherwise: one waiting
+ * on a lock runs when the lock frees, and its claim holds jobs nobody runs until their leases expire,
+ * each an attempt spent. Closing the client's socket does not stop a backend that waits.
+ */
+const cancelOnServer = (client: unknown): void => {
+  const c = client as Cancellable & { constructor: new (params: unknown) => { connection?: Partial<CancelConnection> } };
+  const params = c.connectionParameters;
+  if (!c.processID || c.secretKey == null || !params) return;
+  try {
+    const con = new c.constructor(params).connection;
+    if (!con?.on || !con.connect || !con.cancel) return;
+    // Its own connection has no listener of a client's: a failure must not end the process.
+    con.on("error", () => {});
+    con.on("connect", () => con.cancel!(c.processID!, c.secretKey!));
+    const host = params.host ?? "localhost";
+    const port = params.port ?? 5432;
+    if (host.startsWith("/")) con.connect(`${host}/.s.PGSQL.${port}`);
+    else con.connect(port, host);
+  } catch {
+    // Best effort: the bound has already answered the caller.
+  }
+};
+
 // FNV-1a: a stable, short name for a statement text. Names are per connection in
 // PostgreSQL, and the tick builds only a handful of distinct step texts.
 const statementName = (text: string): string => {
@@ -187,7 +225,7 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
     const c = await bounded(checkout, options.timeoutMs, () => (late = true));
     let result: PgResult;
     try {
-      result = await bounded(send(c, text, params, options), Math.max(1, options.timeoutMs - (Date.now() - started)), () => {});
+      result = await bounded(send(c, text, params, options), Math.max(1, options.timeoutMs - (Date.now() - started)), () => cancelOnServer(c));
     } catch (error) {
       // After a timeout the connection may still be waiting on the network: closing it destroys its socket.
       c.release(error instanceof Error ? error : true);

@@ -1,0 +1,37 @@
+// A statement given up on at its bound is cancelled on the server too: one left waiting on a lock
+// would run when the lock frees, and its claim would hold jobs no tick runs until their leases expire.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("statement_cancel");
+const job = defineJob({ name: "job", schema: z.object({ n: z.number() }), handler: () => {} });
+
+describe("a statement given up on at its bound", () => {
+  it("does not go on waiting on the server, and claims nothing when the lock it waited on frees", async () => {
+    const jobs = await h.isolated([job], { maxTicks: 2, concurrency: 5 });
+    const prefix = jobs.settings.tablePrefix;
+    await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "job" as const, payload: { n } })));
+    const holder = await h.main.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`LOCK TABLE ${prefix}queue IN ACCESS EXCLUSIVE MODE`);
+      const failed = await jobs.tick({ budgetMs: 600, graceMs: 200 }).then(() => undefined, (e: unknown) => e);
+      expect((failed as Error).name).toBe("StatementTimeout");
+      // The tick's statement no longer waits behind the lock.
+      await expect.poll(async () => (await h.rows<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+        [(holder as unknown as { processID: number }).processID],
+      ))[0]!.n, { timeout: 3_000, interval: 50 }).toBe(0);
+    } finally {
+      await holder.query("ROLLBACK");
+      holder.release();
+    }
+    await sleep(300);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}queue WHERE status = 'running'`)).toEqual([{ n: 0 }]);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}ticks WHERE expires_at > now()`)).toEqual([{ n: 0 }]);
+    // And the next tick runs them all.
+    expect(await jobs.tick({ budgetMs: 3_000 })).toMatchObject({ succeeded: 10 });
+  }, 20_000);
+});

@@ -235,7 +235,7 @@ describe("the pgtick executable", () => {
     const verbose = await bin(["stats", "--verbose"], down);
     expect(verbose.code).toBe(EXIT.unreachable);
     expect(verbose.stderr).toMatch(/\n\s+at /);
-  });
+  }, 60_000);
 
   it("loads a TypeScript jobs module from a package that is not an ES module package, as most apps' are", async () => {
     const { env } = await fresh();

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Db, defineJob } from "../src/index.js";
+import { CUT_SHORT } from "../src/store/tick/requeue.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick_stops");
@@ -85,6 +86,10 @@ describe("tick stops", () => {
     // The held run finishes late: its write is refused by the fence.
     await expect.poll(() => jobs.logs.some((e) => e.msg === "late result dropped: the run was requeued at the tick's end" && e.jobId === heldId && e.late === true)).toBe(true);
     expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
+    // What the requeued run says is the failure's, not a deadline's: for the run, its history and the log.
+    expect(await h.rows(`SELECT last_error FROM ${jobs.tables.queue} WHERE id = $1`, [heldId])).toEqual([{ last_error: `${CUT_SHORT.failed}; requeued` }]);
+    expect(await h.rows(`SELECT error FROM ${jobs.tables.runs} WHERE job_id = $1`, [heldId])).toEqual([{ error: `${CUT_SHORT.failed}; requeued` }]);
+    expect(jobs.logs.find((e) => /requeueing running jobs/.test(e.msg))).toMatchObject({ level: "error", msg: "tick statement failed: requeueing running jobs" });
   });
 
   it("skips a due row another transaction has locked instead of waiting for it (FOR UPDATE SKIP LOCKED)", async () => {

@@ -1,21 +1,24 @@
 import type { Logger } from "../log.js";
 import type { JobsSettings } from "../settings/library.js";
+import { CUT_SHORT, type CutShort } from "../store/tick/requeue.js";
 import type { StepInput } from "../store/tick/step.js";
 import { RESERVE_MS } from "./fan-out.js";
 import { housekeepingFor } from "./housekeeping.js";
 import { type Run, TickDeadline } from "./run.js";
 
 /**
- * Runs still going at the end are abandoned: aborted, and their settlements go to the late settler.
- * At the deadline that is an error; a tick stopped on purpose (a Ctrl-C, a shutdown) only says so.
+ * Runs still going at the end are abandoned: aborted (the reason says why), and their settlements go
+ * to the late settler. At the deadline or after a failed statement that is an error; a tick stopped
+ * on purpose (a Ctrl-C, a shutdown) only says so.
  */
-export const abandonRuns = (requeue: readonly Run[], logger: Logger, stopped = false): void => {
+export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutShort = "deadline"): void => {
   for (const run of requeue) {
     run.abandoned = true;
-    run.abort(new TickDeadline("the tick's deadline came before the run finished"));
+    run.abort(new TickDeadline(CUT_SHORT[why]));
   }
   if (requeue.length === 0) return;
-  logger.log(stopped ? "warn" : "error", `tick ${stopped ? "stopped" : "deadline"}: requeueing running jobs`, { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+  const what = why === "failed" ? "statement failed" : why;
+  logger.log(why === "stopped" ? "warn" : "error", `tick ${what}: requeueing running jobs`, { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
 };
 
 /**
@@ -30,8 +33,10 @@ export const finalInput = (
   handoff: boolean,
   settings: JobsSettings,
   flowCursor?: string,
+  cutShort?: CutShort,
 ): StepInput => ({
   flowCursor,
+  cutShort,
   requeue: [
     ...requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
     ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),

@@ -280,7 +280,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   stopped = true;
   while (inflight > 0) await sleep();
   const requeue = [...runs.values()];
-  abandonRuns(requeue, logger, options.signal?.aborted === true);
+  const cutShort = failure ? "failed" : options.signal?.aborted ? "stopped" : "deadline";
+  abandonRuns(requeue, logger, cutShort);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
   const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
   overdue.clear();
@@ -289,7 +290,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failure && !options.signal?.aborted;
-      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt), settlements, [...requeue, ...lateClaims]);
+      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort), settlements, [...requeue, ...lateClaims]);
       settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
       // Claims that came back too late to start were no runs: returned, not requeued.
       requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));

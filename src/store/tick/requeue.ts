@@ -10,9 +10,21 @@ export interface Requeue {
   readonly unstarted?: boolean;
 }
 
-export const DEADLINE_ERROR = "the tick's deadline came before the run finished; requeued";
+/** Why a tick cut its runs short: its deadline, its caller stopping it (a shutdown), or a statement that failed. */
+export type CutShort = "deadline" | "stopped" | "failed";
+
+export const CUT_SHORT: Record<CutShort, string> = {
+  deadline: "the tick's deadline came before the run finished",
+  stopped: "the tick was stopped (a shutdown) before the run finished",
+  failed: "the tick ended early, a statement of its having failed, before the run finished",
+};
+
+export const DEADLINE_ERROR = `${CUT_SHORT.deadline}; requeued`;
 /** The same cut at the job's last attempt: it became a dead letter (reason `deadline`), not requeued. */
-export const DEADLINE_DEAD_ERROR = "the tick's deadline came before the run finished, at its last attempt";
+export const DEADLINE_DEAD_ERROR = `${CUT_SHORT.deadline}, at its last attempt`;
+
+/** The requeue's texts for runs cut short for `why` (the dead letter's reason stays `deadline`). */
+const requeueErrors = (why: CutShort) => ({ error: `${CUT_SHORT[why]}; requeued`, dead: `${CUT_SHORT[why]}, at its last attempt` });
 
 /**
  * At a tick's deadline: every run still going goes back to the queue, claimable
@@ -21,11 +33,12 @@ export const DEADLINE_DEAD_ERROR = "the tick's deadline came before the run fini
  * instead of looping forever. A claim that came back too late to start goes back
  * with its attempt returned: nothing ran.
  */
-export const requeueFragment: FragmentBuilder<readonly Requeue[]> = (t, p, items) => {
+export const requeueFragment: FragmentBuilder<{ readonly items: readonly Requeue[]; readonly why?: CutShort }> = (t, p, { items, why = "deadline" }) => {
   const input = p.json(items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, unstarted: i.unstarted === true, ...historyFields(i.history) })));
   const record = `id uuid, owner uuid, duration_ms integer, unstarted boolean, ${HISTORY_RECORD}`;
-  const error = p.add(DEADLINE_ERROR);
-  const dead = p.add(DEADLINE_DEAD_ERROR);
+  const texts = requeueErrors(why);
+  const error = p.add(texts.error);
+  const dead = p.add(texts.dead);
   return {
     ctes: [
       `requeued AS (

@@ -9,7 +9,7 @@ import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./house
 import { meterColumn, metricsCte, type MeterRow } from "./metrics.js";
 import { QUEUE_MINUTE_COLUMN, queueMinuteCte } from "./queue-minute.js";
 import { reclaimFragment } from "./reclaim.js";
-import { requeueFragment, type Requeue } from "./requeue.js";
+import { type CutShort, requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
 import { Params, type Tables } from "../shared/tables.js";
 import { type FanOut, fanOutCtes, type Handoff, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
@@ -21,6 +21,8 @@ export interface StepInput {
   readonly retry?: readonly Retry[];
   readonly deadLetter?: readonly DeadLetter[];
   readonly requeue?: readonly Requeue[];
+  /** Why the runs in `requeue` were cut short (default: the deadline): what their error says. */
+  readonly cutShort?: CutShort;
   readonly reclaim?: { readonly limit: number };
   readonly claim?: ClaimInput;
   /** What this statement does with the tick's slot (absent: no slot, e.g. a late settlement). */
@@ -145,7 +147,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (nonEmpty(input.complete)) fragments.push(completeFragment(t, p, input.complete));
   if (nonEmpty(input.retry)) fragments.push(retryFragment(t, p, input.retry));
   if (nonEmpty(input.deadLetter)) fragments.push(deadLetterFragment(t, p, input.deadLetter));
-  if (nonEmpty(input.requeue)) fragments.push(requeueFragment(t, p, input.requeue));
+  if (nonEmpty(input.requeue)) fragments.push(requeueFragment(t, p, { items: input.requeue, why: input.cutShort }));
   if (input.reclaim) fragments.push(reclaimFragment(t, p, input.reclaim));
 
   const ctes = [...gate.ctes, ...fragments.flatMap((f) => f.ctes)];

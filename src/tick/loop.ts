@@ -302,16 +302,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     late.finalWritten(settledByFinal);
   }
   const report: TickReport = {
-    ...carry.total(tickRow),
-    startedAt: new Date(started).toISOString(),
-    durationMs: Date.now() - started,
-    requeuedIds,
-    statements,
-    slot: heldSlot,
-    capped,
-    spawned: fanOut.spawned,
-    queue,
-    cleaned,
+    ...carry.total(tickRow), startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
+    requeuedIds, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
   };
   logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
   watch?.end(report, failure?.error);

@@ -1,3 +1,5 @@
+import { cancelOnServer } from "./db-cancel.js";
+
 /**
  * The narrow database interface the library needs: run one statement with
  * positional parameters. Every state transition is a single statement, so no
@@ -141,44 +143,6 @@ const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void): Promis
       (error: unknown) => (clearTimeout(timer), reject(error)),
     );
   });
-
-/** What a node-postgres (or Neon) Client keeps of its connection: enough to cancel its statement. */
-interface Cancellable {
-  readonly processID?: number | null;
-  readonly secretKey?: number | null;
-  readonly connectionParameters?: { readonly host?: string; readonly port?: number };
-}
-interface CancelConnection {
-  on(event: string, listener: () => void): unknown;
-  connect(port: number | string, host?: string): void;
-  cancel(processID: number, secretKey: number): void;
-}
-
-/**
- * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
- * on a connection of its own), best effort; the client is then closed, so no later statement of
- * its can be the one cancelled. A statement given up on at its bound goes on otherwise: one waiting
- * on a lock runs when the lock frees, and its claim holds jobs nobody runs until their leases expire,
- * each an attempt spent. Closing the client's socket does not stop a backend that waits.
- */
-const cancelOnServer = (client: unknown): void => {
-  const c = client as Cancellable & { constructor: new (params: unknown) => { connection?: Partial<CancelConnection> } };
-  const params = c.connectionParameters;
-  if (!c.processID || c.secretKey == null || !params) return;
-  try {
-    const con = new c.constructor(params).connection;
-    if (!con?.on || !con.connect || !con.cancel) return;
-    // Its own connection has no listener of a client's: a failure must not end the process.
-    con.on("error", () => {});
-    con.on("connect", () => con.cancel!(c.processID!, c.secretKey!));
-    const host = params.host ?? "localhost";
-    const port = params.port ?? 5432;
-    if (host.startsWith("/")) con.connect(`${host}/.s.PGSQL.${port}`);
-    else con.connect(port, host);
-  } catch {
-    // Best effort: the bound has already answered the caller.
-  }
-};
 
 // FNV-1a: a stable, short name for a statement text. Names are per connection in
 // PostgreSQL, and the tick builds only a handful of distinct step texts.

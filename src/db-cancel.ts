@@ -1,0 +1,40 @@
+// PostgreSQL's cancel request for a statement a pool's client is running, sent the way node-postgres
+// (and Neon's fork of it) does, through the client's own classes: no driver is imported here.
+
+/** What a node-postgres (or Neon) Client keeps of its connection: enough to cancel its statement. */
+interface Cancellable {
+  readonly processID?: number | null;
+  readonly secretKey?: number | null;
+  readonly connectionParameters?: { readonly host?: string; readonly port?: number };
+}
+interface CancelConnection {
+  on(event: string, listener: () => void): unknown;
+  connect(port: number | string, host?: string): void;
+  cancel(processID: number, secretKey: number): void;
+}
+
+/**
+ * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
+ * on a connection of its own), best effort; the client is then closed, so no later statement of
+ * its can be the one cancelled. A statement given up on at its bound goes on otherwise: one waiting
+ * on a lock runs when the lock frees, and its claim holds jobs nobody runs until their leases expire,
+ * each an attempt spent. Closing the client's socket does not stop a backend that waits.
+ */
+export const cancelOnServer = (client: unknown): void => {
+  const c = client as Cancellable & { constructor: new (params: unknown) => { connection?: Partial<CancelConnection> } };
+  const params = c.connectionParameters;
+  if (!c.processID || c.secretKey == null || !params) return;
+  try {
+    const con = new c.constructor(params).connection;
+    if (!con?.on || !con.connect || !con.cancel) return;
+    // Its own connection has no listener of a client's: a failure must not end the process.
+    con.on("error", () => {});
+    con.on("connect", () => con.cancel!(c.processID!, c.secretKey!));
+    const host = params.host ?? "localhost";
+    const port = params.port ?? 5432;
+    if (host.startsWith("/")) con.connect(`${host}/.s.PGSQL.${port}`);
+    else con.connect(port, host);
+  } catch {
+    // Best effort: the bound has already answered the caller.
+  }
+};

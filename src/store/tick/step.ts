@@ -70,7 +70,7 @@ export interface StepResult {
   readonly dispatchedTo: DispatchPosition | null;
   /** Where the next claim's round-robin over keys resumes (null when this statement admitted no keyed job). */
   readonly flowCursor: string | null;
-  /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms). */
+  /** Due jobs the claim's limits held back, and when a rate window they wait on has room again (epoch ms, this process's clock). */
   readonly flowHeld: number;
   readonly flowRetryAt: number | null;
   /** What the first statement of a minute recorded of the queue (null in the others). */
@@ -200,7 +200,8 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
       : `NULL::json AS "dispatchedTo"`,
     flowed ? `(SELECT max(next_cursor) FROM flowed) AS "flowCursor"` : `NULL::text AS "flowCursor"`,
     flowed ? `coalesce((SELECT sum(held) FROM flowed), 0)::int AS "flowHeld"` : `0 AS "flowHeld"`,
-    flowed ? `(SELECT (extract(epoch FROM min(retry_at)) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
+    // How long until then, by the database's clock: the tick adds it to its own (the two may differ by seconds).
+    flowed ? `(SELECT (extract(epoch FROM min(retry_at) - clock_timestamp()) * 1000)::float8 FROM flowed) AS "flowRetryAt"` : `NULL::float8 AS "flowRetryAt"`,
     input.markTick ? QUEUE_MINUTE_COLUMN : `NULL::jsonb AS "queueMinute"`,
     input.housekeeping ? housekeepingColumn(input.housekeeping) : `NULL::jsonb AS housekeeping`,
     meterLater ? meterColumn(outcomes) : `'[]'::json AS metered`,
@@ -224,7 +225,7 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
     counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
-    counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, probe,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, keyedWaiting,
+    dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

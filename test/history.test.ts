@@ -132,11 +132,15 @@ describe("run history", () => {
     await jobs.tick({ budgetMs: 5_000 });
     const [run] = await runsOf(jobs, id);
     const logs = run!.logs as Array<{ msg: string; fields?: Record<string, unknown> }>;
-    expect(logs.length).toBeLessThanOrEqual(50);
+    // Exactly the last 50 of the 81 lines: lines 31 to 79, then the one whose fields were dropped.
+    expect(logs).toHaveLength(50);
+    expect(logs[0]).toMatchObject({ msg: "line 31" });
     expect(Buffer.byteLength(JSON.stringify(logs))).toBeLessThanOrEqual(16_384 + 50 * 4);
     expect(logs.at(-1)).toMatchObject({ msg: "huge", fields: { fieldsDropped: true } });
     expect(logs.at(-2)).toMatchObject({ msg: "line 79" });
+    // Clipped at 16,000 characters, not shorter (the stack was 56,000).
     expect((run!.stack as string).length).toBeLessThanOrEqual(16_000);
+    expect((run!.stack as string).length).toBeGreaterThan(15_000);
     expect(run!.stack as string).toMatch(/^Error: deep\n/);
   });
 

@@ -26,7 +26,7 @@ const exported = async (prefix: string) => {
 
 describe("OpenTelemetry metrics", () => {
   it("counts runs by job and outcome, records their durations, and gauges the queue at the first tick of the minute", async () => {
-    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
+    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => new Promise<void>((resolve) => setTimeout(resolve, 50)) });
     const flaky = defineJob({ name: "flaky", schema: z.object({}), backoff: { baseMs: 60_000 }, handler: () => { throw new Error("down"); } });
     const jobs = createJobs({ db: h.main, jobs: [ok, flaky], settings: { tablePrefix: "m1_" }, logger: silentLogger, observer });
     await jobs.migrate();
@@ -43,7 +43,8 @@ describe("OpenTelemetry metrics", () => {
     const durations = byRun("pgtick.run.duration") as Record<string, Histogram>;
     expect(durations["ok succeeded"]!.count).toBe(2);
     expect(durations["flaky retried"]!.count).toBe(1);
-    expect(durations["ok succeeded"]!.sum).toBeGreaterThanOrEqual(0);
+    // Two runs of at least 50 ms each.
+    expect(durations["ok succeeded"]!.sum).toBeGreaterThanOrEqual(100);
     const gauge = (name: string) => m.get(name)!.points.map((p) => p.value);
     expect(gauge("pgtick.queue.due")).toEqual([3]);
     expect(gauge("pgtick.queue.running")).toEqual([0]);

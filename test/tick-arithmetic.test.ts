@@ -14,6 +14,15 @@ describe("backoff", () => {
     }
     expect(backoffMs(3, { baseMs: 0, factor: 1e300 }, () => 0.5)).toBe(0);
   });
+
+  it("grows by its factor with each attempt up to its cap, half of it fixed and half random", () => {
+    const at = (attempt: number, random: number) => backoffMs(attempt, { baseMs: 1_000, factor: 3, maxMs: 20_000 }, () => random);
+    // Attempt n: base x factor^(n-1), capped; the delay lies between half of that and all of it.
+    expect([1, 2, 3, 4].map((n) => at(n, 0))).toEqual([500, 1_500, 4_500, 10_000]);
+    expect([1, 2, 3, 4].map((n) => at(n, 1))).toEqual([1_000, 3_000, 9_000, 20_000]);
+    // The defaults: 5 s doubling.
+    expect([1, 2, 3].map((n) => backoffMs(n, {}, () => 1))).toEqual([5_000, 10_000, 20_000]);
+  });
 });
 
 describe("a statement's bound", () => {

@@ -123,11 +123,21 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
 };
 
 export type JobName<J extends AnyJob> = J["name"];
-/** What `enqueue` takes for job `N`: its schema's input, less `undefined` (a payload is JSON; none is refused). */
-export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined>;
-/** What a finished run of job `N` recorded: its `output` schema's type, or `unknown` without one. */
-export type JobOutput<J extends AnyJob, N extends string> =
-  NonNullable<Extract<J, { name: N }>["output"]> extends infer O ? ([O] extends [never] ? unknown : O extends $ZodType ? output<O> : unknown) : unknown;
+/** What `enqueue` takes for job `N`: its schema's input, less `undefined` and `null` (a payload is JSON other than null). */
+export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined | null>;
+/** A value as JSON brings it back: what `toJSON` returns for a Date (a string), recursively. */
+export type JsonForm<T> = T extends { toJSON(): infer R }
+  ? JsonForm<R>
+  : T extends readonly unknown[] | Record<string, unknown> ? { [K in keyof T]: JsonForm<T[K]> } : T;
+/** One job's recorded output: its `output` schema's type as JSON brings it back, or `unknown` without one. */
+type OutputOf<J> = J extends { readonly output?: infer O }
+  ? [NonNullable<O>] extends [never] ? unknown : NonNullable<O> extends $ZodType ? JsonForm<output<NonNullable<O>>> : unknown
+  : unknown;
+/**
+ * What a finished run of job `N` recorded. For several names (an id whose job is not known), the
+ * union of theirs: `unknown` as soon as one of them declares no output.
+ */
+export type JobOutput<J extends AnyJob, N extends string> = OutputOf<Extract<J, { name: N }>>;
 
 export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob> => {
   const map = new Map<string, AnyJob>();

@@ -32,4 +32,12 @@ describe("a statement's bound", () => {
     for (const final of [false, true]) expect(clock.bound(final)).toBeLessThanOrEqual(2 ** 31 - 1);
     expect(clock.lateBound()).toBeLessThanOrEqual(2 ** 31 - 1);
   });
+
+  it("past the deadline is at least a second, or the grace when that is shorter (a platform's limit is what the grace keeps)", () => {
+    const past = (graceMs: number) => tickClock({ budgetMs: -5_000, claimCutoffMs: 0, graceMs }, { leaseMs: 60_000, leaseMarginMs: 1_000 });
+    expect(past(200).bound(true)).toBe(200);
+    expect(past(200).bound(false)).toBe(200);
+    expect(past(5_000).bound(true)).toBe(1_000);
+    expect(past(0).bound(true)).toBe(1_000);
+  });
 });

@@ -1,7 +1,10 @@
 import type { JobsSettings } from "../settings/library.js";
 import type { TickLimits } from "./limits.js";
 
-/** The shortest bound any statement gets, even past the deadline (the final requeue must have a chance). */
+/**
+ * The shortest bound any statement gets, even past the deadline (the final requeue must have a chance),
+ * unless the grace is shorter: a platform's limit is what the grace keeps the tick within.
+ */
 const MIN_STATEMENT_MS = 1_000;
 /** The longest delay a timer takes (a longer one fires at once): a budget and a grace of 24 days each add up past it. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -24,12 +27,13 @@ export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" 
   const started = Date.now();
   const deadline = started + limits.budgetMs;
   const { graceMs } = limits;
+  const floor = graceMs > 0 ? Math.min(MIN_STATEMENT_MS, graceMs) : MIN_STATEMENT_MS;
   return {
     started,
     deadline,
     cutoff: Math.min(deadline - limits.claimCutoffMs, started + (limits.claimForMs ?? Number.POSITIVE_INFINITY)),
     leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
-    bound: (final) => Math.min(MAX_TIMER_MS, Math.max(MIN_STATEMENT_MS, deadline + (final ? graceMs : graceMs / 2) - Date.now())),
+    bound: (final) => Math.min(MAX_TIMER_MS, Math.max(floor, deadline + (final ? graceMs : graceMs / 2) - Date.now())),
     lateBound: () => Math.min(MAX_TIMER_MS, Math.max(0, deadline + graceMs - Date.now())),
   };
 };

@@ -102,6 +102,8 @@ export const oneLine = (e: unknown): string => {
   const message = e instanceof Error ? e.message || code || e.name : String(e);
   if (e instanceof StatementTimeout || e instanceof MigrationLocked) return message;
   if (silentServer(e)) return `cannot connect to the database: it took the connection but did not answer (${message})`;
+  // Connected, and the server gave the statement up (statement_timeout, a cancel, lock_timeout): no connection trouble.
+  if (code === "57014" || code === "55P03") return `the database gave the statement up: ${message}`;
   if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
   if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
   return message.replace(/\s*\n\s*/g, " ");

@@ -26,3 +26,13 @@ describe("connect_timeout", () => {
     expect(connectTimeoutMs("postgres://u@h/db?connect_timeout=soon")).toBe(10_000);
   });
 });
+
+describe("a statement the server gave up", () => {
+  it("says so, not that the database could not be reached (it was: statement_timeout, lock_timeout)", () => {
+    const timedOut = Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" });
+    expect(oneLine(timedOut)).toBe("the database gave the statement up: canceling statement due to statement timeout");
+    const locked = Object.assign(new Error("canceling statement due to lock timeout"), { code: "55P03" });
+    expect(oneLine(locked)).toBe("the database gave the statement up: canceling statement due to lock timeout");
+    expect(oneLine(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }))).toMatch(/^cannot connect to the database/);
+  });
+});

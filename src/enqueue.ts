@@ -8,22 +8,22 @@ import { prepareJob } from "./enqueue-prepare.js";
 
 export interface EnqueueOptions {
   /** When the job becomes due: a Date or an ISO 8601 string. Not with `delayMs`. */
-  readonly runAt?: Date | string;
+  readonly runAt?: Date | string | undefined;
   /** Due this long from now (the database's clock). Not with `runAt`. */
-  readonly delayMs?: number;
+  readonly delayMs?: number | undefined;
   /** While a job with this name and key is queued or running, enqueueing again returns it instead. */
-  readonly idempotencyKey?: string;
-  readonly maxAttempts?: number;
+  readonly idempotencyKey?: string | undefined;
+  readonly maxAttempts?: number | undefined;
   /** Higher runs first. Default: the job's own priority, else 0. */
-  readonly priority?: number;
+  readonly priority?: number | undefined;
   /** Ties the job to the request or event that caused it, in logs and the dashboard. */
-  readonly correlationId?: string;
+  readonly correlationId?: string | undefined;
   /**
    * While a job with this name and debounce key is queued, enqueueing again replaces its payload
    * and makes it due `delayMs` from now (the same id, `debounced: true`); once it runs, the next
    * enqueue queues a new one. Not with `runAt`, `delayMs` or `idempotencyKey`.
    */
-  readonly debounce?: { readonly key: string; readonly delayMs: number };
+  readonly debounce?: { readonly key: string | undefined; readonly delayMs: number };
 }
 
 export interface EnqueueItem extends EnqueueOptions {

@@ -168,6 +168,17 @@ describe("an app that installed it", () => {
       export const result: Promise<{ messageId: string }> = client.waitForResult("id", { timeoutMs: 1_000 });
       // @ts-expect-error: the client's payloads are typed too
       void client.enqueue("send-email", { to: 42 });
+      // Optional values pass through as they are, undefined included (exactOptionalPropertyTypes).
+      declare const maybe: number | undefined;
+      declare const cursor: string | undefined;
+      void jobs.enqueue("send-email", { to: "a@b.example" }, { delayMs: maybe, idempotencyKey: cursor, priority: maybe });
+      void jobs.list({ cursor, limit: maybe });
+      void jobs.runs.list({ cursor, job: cursor });
+      void jobs.deadLetters.list({ cursor, reason: cursor });
+      void client.enqueue("send-email", { to: "a@b.example" }, { delayMs: maybe });
+      void client.runs.list({ cursor });
+      void client.deadLetters.list({ cursor });
+      void client.waitForResult("id", { timeoutMs: maybe });
     `);
     const strict = { target: "ES2022", lib: ["ES2022"], types: [], strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: true, noEmit: true };
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");

@@ -47,10 +47,10 @@ export type JobId<N extends string = string> = string & { readonly __job?: N };
 export type Enqueued<N extends string> = Omit<EnqueueResult, "id"> & { readonly id: JobId<N> };
 
 export interface ListJobsParams<J extends readonly AnyJob[]> {
-  readonly job?: Names<J>;
-  readonly status?: "queued" | "running";
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly job?: Names<J> | undefined;
+  readonly status?: "queued" | "running" | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 export interface JobsClient<J extends readonly AnyJob[]> {
@@ -72,7 +72,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   waitForResult<N extends Names<J>>(id: JobId<N>, options?: WaitOptions): Promise<JobOutput<J[number], N>>;
   readonly runs: {
     /** The run history, newest first; rows without output, stack and logs (`get` has them). */
-    list(params?: Omit<ListRunsQuery, "job"> & { job?: Names<J> }): Promise<Page<RunSummary>>;
+    list(params?: Omit<ListRunsQuery, "job"> & { job?: Names<J> | undefined }): Promise<Page<RunSummary>>;
     get(id: string): Promise<RunView | null>;
     /** A new job with the run's job, payload and correlation id; with an `idempotencyKey`, a repeat (a retried request) returns the same job. */
     rerun(id: string, options?: { idempotencyKey?: string }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
@@ -81,7 +81,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
   readonly deadLetters: {
     /** A page of dead letters; each row has a preview of its payload, `get` the payload. */
-    list(params?: { job?: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<Page<DeadLetterSummary>>;
+    list(params?: { job?: Names<J> | undefined; reason?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<Page<DeadLetterSummary>>;
     get(id: string): Promise<DeadLetterView | null>;
     /** Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema. */
     replay(id: string, edit?: { payload: unknown }): Promise<{ id: string; replayed: true }>;

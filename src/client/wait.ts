@@ -3,11 +3,11 @@ import type { JobView } from "../store/admin/views.js";
 
 export interface WaitOptions {
   /** Give up after this long (default 30 s): rejects with a `JobsWaitError` of code `timeout`. */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
   /** First pause between polls (default 250 ms, at least 50 ms); it doubles up to 2 s. */
-  readonly intervalMs?: number;
+  readonly intervalMs?: number | undefined;
   /** Stops waiting (rejects with the signal's reason). */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

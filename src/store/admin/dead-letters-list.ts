@@ -7,11 +7,11 @@ import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface ListDeadLettersQuery {
-  readonly job?: string;
+  readonly job?: string | undefined;
   /** One of `DEAD_REASONS`. */
-  readonly reason?: string;
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly reason?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 /**

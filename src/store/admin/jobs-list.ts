@@ -6,10 +6,10 @@ import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export interface ListJobsQuery {
-  readonly job?: string;
-  readonly status?: "queued" | "running";
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly job?: string | undefined;
+  readonly status?: "queued" | "running" | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 /**

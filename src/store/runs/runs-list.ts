@@ -8,18 +8,18 @@ import { isRunId } from "./run-get.js";
 import { RUN_OUTCOMES, type RunOutcome, runSummaryJson, type RunSummary } from "./run-views.js";
 
 export interface ListRunsQuery {
-  readonly job?: string;
-  readonly outcome?: RunOutcome;
+  readonly job?: string | undefined;
+  readonly outcome?: RunOutcome | undefined;
   /** All runs of one job (its attempts, and those of its replays). */
-  readonly jobId?: string;
-  readonly correlationId?: string;
-  readonly idempotencyKey?: string;
+  readonly jobId?: string | undefined;
+  readonly correlationId?: string | undefined;
+  readonly idempotencyKey?: string | undefined;
   /** Runs that finished at or after this time (ISO 8601). */
-  readonly since?: string;
+  readonly since?: string | undefined;
   /** Runs that finished before this time (ISO 8601). */
-  readonly until?: string;
-  readonly limit?: number;
-  readonly cursor?: string;
+  readonly until?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
 }
 
 const invalid = (field: string, message: string) => new JobsError("invalid_options", message, { field });

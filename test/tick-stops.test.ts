@@ -83,7 +83,7 @@ describe("tick stops", () => {
     expect(left[0]).toEqual({ id: heldId, job_name: "held", status: "queued", attempt: 1 });
     const [done] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics} WHERE job_name = 'quick'`);
     expect(done!.n + left.filter((r) => r.job_name === "quick").length).toBe(2);
-    // The held run finishes late: its write is refused by the fence.
+    // The held run finishes late: the final statement requeued it, so its result is dropped without a statement.
     await expect.poll(() => jobs.logs.some((e) => e.msg === "late result dropped: the run was requeued at the tick's end" && e.jobId === heldId && e.late === true)).toBe(true);
     expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
     // What the requeued run says is the failure's, not a deadline's: for the run, its history and the log.

@@ -62,7 +62,7 @@ describe("fan-out at its edges", () => {
     await jobs.enqueueMany([1, 2, 3].map((n) => ({ job: "limited" as const, payload: { n } })));
     const b = await jobs.tick({ budgetMs: 5_000, claimCutoffMs: 500 });
     expect(b.claimed).toBe(0);
-    // Its take-and-claim and its final statement; polling at the claim interval sent about twenty.
+    // Its take-and-claim and its final statement; polling to its cutoff at the claim interval sent 16.
     expect(b.statements).toBeLessThanOrEqual(3);
     expect(await a).toMatchObject({ claimed: 4, succeeded: 4 });
   }, 20_000);

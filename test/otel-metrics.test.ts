@@ -43,8 +43,8 @@ describe("OpenTelemetry metrics", () => {
     const durations = byRun("pgtick.run.duration") as Record<string, Histogram>;
     expect(durations["ok succeeded"]!.count).toBe(2);
     expect(durations["flaky retried"]!.count).toBe(1);
-    // Two runs of at least 50 ms each.
-    expect(durations["ok succeeded"]!.sum).toBeGreaterThanOrEqual(100);
+    // Two runs of about 50 ms each (a timer may fire a millisecond early).
+    expect(durations["ok succeeded"]!.sum).toBeGreaterThanOrEqual(90);
     const gauge = (name: string) => m.get(name)!.points.map((p) => p.value);
     expect(gauge("pgtick.queue.due")).toEqual([3]);
     expect(gauge("pgtick.queue.running")).toEqual([0]);

@@ -1,3 +1,4 @@
+import { declaredOver, readUpTo } from "../body-limit.js";
 import type { Form } from "./dashboard-app.js";
 
 /** The login form: a password and where to go next. */
@@ -11,24 +12,15 @@ export const SESSION_FORM_BYTES = 8 * 1_048_576;
  * Repeated fields become arrays, as Hono's `parseBody({ all: true })` gives them.
  */
 export const readForm = async (req: Request, limit: number): Promise<Form | null> => {
-  const declared = req.headers.get("content-length")?.trim();
-  if (declared && /^\d+$/.test(declared) && Number(declared) > limit) return null;
+  if (declaredOver(req, limit) !== undefined) return null;
   if (!req.body) return {};
-  const reader = req.body.getReader();
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(new Uint8Array(value));
+  const read = await readUpTo(req.body, limit);
+  if (!("bytes" in read)) {
+    await read.over.cancel().catch(() => {});
+    return null;
   }
   try {
-    const data = await new Response(new Blob(chunks), { headers: { "content-type": req.headers.get("content-type") ?? "" } }).formData();
+    const data = await new Response(new Blob([read.bytes]), { headers: { "content-type": req.headers.get("content-type") ?? "" } }).formData();
     const form: Form = {};
     for (const [key, value] of data.entries()) {
       const seen = form[key];

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { declaredOver, readUpTo } from "../body-limit.js";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "./drain.js";
 import { ApiError } from "./api-errors.js";
@@ -19,41 +20,20 @@ const tooLarge = (limit: number, bytes?: number) =>
 
 /** Refuses a declared Content-Length over the limit without reading anything. */
 export const checkDeclaredLength = (req: Request, limit: number): void => {
-  const declared = req.headers.get("content-length");
-  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > limit) {
-    throw tooLarge(limit, Number(declared.trim()));
-  }
+  const declared = declaredOver(req, limit);
+  if (declared !== undefined) throw tooLarge(limit, declared);
 };
 
 /**
- * Reads the body with a byte counter and stops at the limit, whatever the
- * headers say: a chunked body without Content-Length is cut off as soon as it
- * passes the limit, and never buffered whole. The rest is left to settleBody
- * (createApp's first middleware), which reads it off or closes the connection.
+ * Reads the body with a byte counter and stops at the limit, whatever the headers say. The rest is
+ * left to settleBody (createApp's first middleware), which reads it off or closes the connection.
  */
 const readLimited = async (req: Request, body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> => {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      leaveUnread(req, reader, size);
-      throw tooLarge(limit);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  const read = await readUpTo(body, limit);
+  if ("bytes" in read) return read.bytes;
+  leaveUnread(req, read.over, read.size);
+  throw tooLarge(limit);
 };
-
 
 /**
  * The request's JSON body: Content-Type checked (415), size limited before

@@ -9,7 +9,8 @@ import { readScheduleStates, type ScheduleStateRow } from "../store/schedules/st
 import { setSchedulePaused } from "../store/schedules/pause.js";
 import { PROBE_COLUMNS, scheduleProbeColumns, type DueScheduleRow } from "../store/schedules/probe.js";
 import { enqueueRunNow } from "../store/schedules/run-now.js";
-import { readScheduleHeads, writeScheduleSync, type ScheduleRowInput, type SyncWrite } from "../store/schedules/sync.js";
+import type { ScheduleRowInput } from "../store/schedules/row-insert.js";
+import { readScheduleHeads, writeScheduleSync, type SyncWrite } from "../store/schedules/sync.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { TickExtension } from "../tick/types.js";
 import { checkPayload } from "../payload.js";

@@ -1,4 +1,5 @@
 import type { Db } from "../../db.js";
+import { runInsert } from "../shared/run-insert.js";
 import { isUuid } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
@@ -19,8 +20,11 @@ export const cancelJob = async (db: Db, t: Tables, id: string, history = true): 
        history
          ? `,
      recorded AS (
-       INSERT INTO ${t.runs} (job_id, job_name, attempt, max_attempts, priority, outcome, correlation_id, idempotency_key, created_at, payload)
-       SELECT id, job_name, attempt, max_attempts, priority, 'cancelled', correlation_id, idempotency_key, created_at, payload FROM deleted
+       ${runInsert(t.runs, {
+         job_id: "id", job_name: "job_name", attempt: "attempt", max_attempts: "max_attempts", priority: "priority", outcome: "'cancelled'",
+         started_at: "NULL", duration_ms: "NULL", error: "NULL", stack: "NULL", output: "NULL", output_truncated: "false",
+         correlation_id: "correlation_id", idempotency_key: "idempotency_key", created_at: "created_at", logs: "NULL", payload: "payload",
+       }, "deleted")}
        RETURNING 1)`
          : ""
      }

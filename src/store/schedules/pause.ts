@@ -1,6 +1,6 @@
 import type { Db } from "../../db.js";
 import { STATE_COLUMNS, type ScheduleStateRow } from "./states.js";
-import type { ScheduleRowInput } from "./sync.js";
+import { type ScheduleRowInput, scheduleInsert } from "./row-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 /**
@@ -13,14 +13,10 @@ export const setSchedulePaused = async (db: Db, t: Tables, row: ScheduleRowInput
   const p = new Params();
   const text = `
     WITH upserted AS (
-      INSERT INTO ${t.schedules} AS s (name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, paused)
-      SELECT name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, ${p.add(paused)}::boolean
-      FROM jsonb_to_recordset(${p.json([row])}) AS i(name text, cron text, timezone text, job_name text, payload jsonb,
-        missed jsonb, definition_hash text, next_run_at timestamptz)
-      ON CONFLICT (name) DO UPDATE SET
+      ${scheduleInsert(t, p.json([row]), `ON CONFLICT (name) DO UPDATE SET
         paused = excluded.paused,
         next_run_at = CASE WHEN s.paused AND NOT excluded.paused THEN excluded.next_run_at ELSE s.next_run_at END,
-        updated_at = now()
+        updated_at = now()`, { paused: `${p.add(paused)}::boolean` })}
       RETURNING s.*)
     SELECT ${STATE_COLUMNS("u")} FROM upserted u`;
   const { rows } = await db.query<ScheduleStateRow>(text, p.values);

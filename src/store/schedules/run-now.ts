@@ -1,7 +1,7 @@
 import type { Db } from "../../db.js";
 import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
-import type { ScheduleRowInput } from "./sync.js";
+import { type ScheduleRowInput, scheduleInsert } from "./row-insert.js";
 
 export interface RunNowJob {
   readonly id: string;
@@ -33,11 +33,8 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob, row: Sche
         flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
       `RETURNING q.id`)}),
     touched AS (
-      INSERT INTO ${t.schedules} AS s (name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at, last_enqueued_at, last_job_id)
-      SELECT i.name, i.cron, i.timezone, i.job_name, i.payload, i.missed, i.definition_hash, i.next_run_at, now(), (SELECT id FROM job)
-      FROM jsonb_to_recordset(${p.json([row])}) AS i(name text, cron text, timezone text, job_name text, payload jsonb,
-        missed jsonb, definition_hash text, next_run_at timestamptz)
-      ON CONFLICT (name) DO UPDATE SET last_enqueued_at = now(), last_job_id = excluded.last_job_id, updated_at = now()
+      ${scheduleInsert(t, p.json([row]), "ON CONFLICT (name) DO UPDATE SET last_enqueued_at = now(), last_job_id = excluded.last_job_id, updated_at = now()",
+        { last_enqueued_at: "now()", last_job_id: "(SELECT id FROM job)" })}
       RETURNING 1)
     SELECT (SELECT id::text FROM job) AS id, (SELECT count(*) FROM touched)::int AS touched`;
   const { rows } = await db.query<{ id: string }>(text, p.values);

@@ -1,5 +1,6 @@
 import type { Db } from "../../db.js";
 import { Params, type Tables } from "../shared/tables.js";
+import { type ScheduleRowInput, scheduleInsert, scheduleRecord } from "./row-insert.js";
 
 export interface StoredScheduleRow {
   readonly name: string;
@@ -23,18 +24,6 @@ export const readScheduleHeads = async (db: Db, t: Tables): Promise<{ nowMs: num
   return { nowMs: Number(rows[0]!.now_ms), rows: rows.filter((r): r is typeof r & { name: string } => r.name !== null) };
 };
 
-export interface ScheduleRowInput {
-  readonly name: string;
-  readonly cron: string;
-  readonly timezone: string;
-  readonly job_name: string;
-  readonly payload: unknown;
-  readonly missed: unknown;
-  readonly definition_hash: string;
-  /** ISO */
-  readonly next_run_at: string;
-}
-
 export interface SyncWrite {
   /** Schedules with no row yet. */
   readonly insert: readonly ScheduleRowInput[];
@@ -54,9 +43,6 @@ export interface SyncResult {
   readonly recorded: boolean;
 }
 
-const COLUMNS = `name text, cron text, timezone text, job_name text, payload jsonb, missed jsonb,
-  definition_hash text, next_run_at timestamptz, seen_hash text, seen_next timestamptz`;
-
 /**
  * One statement: insert new schedules, rewrite changed ones (pause state untouched),
  * delete removed ones, and record the set hash only if all of it applied.
@@ -71,16 +57,12 @@ export const writeScheduleSync = async (db: Db, t: Tables, w: SyncWrite): Promis
       WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(${p.json(w.keep)}) k(name) WHERE k.name = s.name)
       RETURNING s.name),
     inserted AS (
-      INSERT INTO ${t.schedules} (name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at)
-      SELECT name, cron, timezone, job_name, payload, missed, definition_hash, next_run_at
-      FROM jsonb_to_recordset(${inserts}) AS i(${COLUMNS})
-      ON CONFLICT (name) DO NOTHING
-      RETURNING name),
+      ${scheduleInsert(t, inserts, "ON CONFLICT (name) DO NOTHING RETURNING s.name")}),
     updated AS (
       UPDATE ${t.schedules} s
       SET cron = i.cron, timezone = i.timezone, job_name = i.job_name, payload = i.payload, missed = i.missed,
           definition_hash = i.definition_hash, next_run_at = i.next_run_at, updated_at = now()
-      FROM jsonb_to_recordset(${updates}) AS i(${COLUMNS})
+      FROM jsonb_to_recordset(${updates}) AS i(${scheduleRecord(", seen_hash text, seen_next timestamptz")})
       WHERE s.name = i.name AND s.definition_hash = i.seen_hash AND s.next_run_at = i.seen_next
       RETURNING s.name),
     recorded AS (

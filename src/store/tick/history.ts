@@ -1,4 +1,5 @@
 import type { LogLevel } from "../../log.js";
+import { runInsert } from "../shared/run-insert.js";
 import { type Fragment, runsOf } from "./fragments.js";
 
 /** One `ctx.log` line as the history keeps it. */
@@ -62,12 +63,12 @@ export const historyColumns = (q: string, h: HistorySource): string => {
 /** One insert into the history for every run the statement's outcome CTEs ended. */
 export const historySink = (table: string, outcomes: NonNullable<Fragment["outcomes"]>): string =>
   `history AS (
-    INSERT INTO ${table} (job_id, job_name, attempt, max_attempts, priority, outcome, started_at, duration_ms, error, stack, output,
-                          output_truncated, correlation_id, idempotency_key, created_at, logs, payload)
-    SELECT id, job_name, h_attempt, h_max_attempts, h_priority, outcome, h_started, duration_ms, h_error, h_stack, h_output,
-           h_truncated, h_correlation, h_idempotency, h_created, h_logs, h_payload
-    FROM (${outcomes
+    ${runInsert(table, {
+      job_id: "id", job_name: "job_name", attempt: "h_attempt", max_attempts: "h_max_attempts", priority: "h_priority", outcome: "outcome",
+      started_at: "h_started", duration_ms: "duration_ms", error: "h_error", stack: "h_stack", output: "h_output", output_truncated: "h_truncated",
+      correlation_id: "h_correlation", idempotency_key: "h_idempotency", created_at: "h_created", logs: "h_logs", payload: "h_payload",
+    }, `(${outcomes
       .map((o) => `SELECT id, job_name, duration_ms, h_attempt, h_max_attempts, h_priority, h_started, h_error, h_stack, h_output, h_truncated,
               h_correlation, h_idempotency, h_created, h_logs, h_payload, '${o.outcome}'::text AS outcome FROM ${runsOf(o)}`)
-      .join(" UNION ALL ")}) o
+      .join(" UNION ALL ")}) o`)}
     RETURNING 1)`;

@@ -8,7 +8,7 @@
 
 /** Errors are kept short: enough to diagnose, small enough to list. */
 export const MAX_ERROR_CHARS = 4_000;
-export const MAX_STACK_CHARS = 16_000;
+const MAX_STACK_CHARS = 16_000;
 
 const REPLACEMENT = "\uFFFD";
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

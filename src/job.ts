@@ -122,7 +122,6 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
   return definition;
 };
 
-export type JobName<J extends AnyJob> = J["name"];
 /** What `enqueue` takes for job `N`: its schema's input, less `undefined` and `null` (a payload is JSON other than null). */
 export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined | null>;
 /** A value as JSON brings it back: what `toJSON` returns for a Date (a string), recursively. */

@@ -23,7 +23,7 @@ const TAG = "$jobs_migration$";
  */
 export const MIGRATION_LOCK_TIMEOUT_MS = 500;
 /** How long a migration keeps retrying for its locks before it fails. */
-export const MIGRATION_RETRY_FOR_MS = 120_000;
+const MIGRATION_RETRY_FOR_MS = 120_000;
 /** The longest one statement waits for another migrate() to finish; it is sent again until that one is done. */
 const ADVISORY_WAIT_MS = 2_000;
 /** The SQLSTATE a migration statement gives up with when another migrate() holds the lock (a class of our own). */

@@ -5,7 +5,7 @@ import type { AnyJob } from "./job.js";
 
 /** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
 /** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
-export const MAX_ISSUES = 100;
+const MAX_ISSUES = 100;
 
 export const describeIssues = (issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string }>) => {
   const described: Array<{ path: Array<string | number>; message: string; code: string | undefined }> = issues
@@ -22,7 +22,7 @@ export const unstorable = (text: string): string | undefined =>
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Finds the first string or key PostgreSQL cannot store, so the error can point at it. */
-export const findUnstorable = (
+const findUnstorable = (
   value: unknown,
   path: Array<string | number> = [],
 ): { path: Array<string | number>; message: string } | undefined => {

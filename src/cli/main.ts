@@ -11,7 +11,7 @@ import { type CliIo, Session } from "./session.js";
 import { unknownVariables } from "../settings/catalog.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
-export const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
+const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
 
 const GLOBAL: Record<string, OptionSpec & { short?: string }> = {
   jobs: { type: "string", value: "FILE", description: "your jobs module (exports `jobs`, optional `schedules`); default: JOBS_MODULE" },
@@ -36,7 +36,7 @@ const commandLines = (specs: readonly CommandSpec[]): string[] => {
   return entries.map(([u, text]) => `  ${u.padEnd(width)}  ${text}`);
 };
 
-export const mainHelp = (): string =>
+const mainHelp = (): string =>
   [
     "pgtick: operate a pgtick job queue on PostgreSQL.",
     "",

@@ -4,7 +4,7 @@
 // library refuses such a runAt); in a payload it is left alone, as the library leaves it (it becomes null).
 
 /** The path to the first NaN, ±Infinity or bigint (and, with `dates`, invalid Date) in a value, or undefined. */
-export const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
+const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
   // JSON.stringify throws on a bigint: refused here with a code, as the library refuses it.
   if (typeof value === "bigint") return path;

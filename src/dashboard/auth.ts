@@ -4,7 +4,7 @@ import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { randomToken, sameText, type Session, type SessionKey, sessionKey, signSession, verifySession } from "./session.js";
 
-export const COOKIE = "pgtick_dashboard";
+const COOKIE = "pgtick_dashboard";
 
 export type DashboardVars = { session: Session; jobs: AnyJobs };
 

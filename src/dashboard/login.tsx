@@ -27,7 +27,7 @@ export interface LoginDeps {
   readonly now?: () => Date;
 }
 
-export const WRONG_PASSWORD = "That password is not right.";
+const WRONG_PASSWORD = "That password is not right.";
 
 const duration = (s: number) => (s < 90 ? `${s} second${s === 1 ? "" : "s"}` : `${Math.ceil(s / 60)} minutes`);
 

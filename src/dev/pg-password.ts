@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import pg from "pg";
 
 /** What clusters made before passwords were generated have; changed at their next start. */
-export const LEGACY_PASSWORD = "postgres";
+const LEGACY_PASSWORD = "postgres";
 
 /** The file that keeps the password of the data folder `dir`. */
 const fileOf = (dir: string): string => `${dir}.password`;

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Env } from "../settings/library.js";
 
-export const SECRET_NAMES = ["JOBS_API_TOKEN", "CRON_SECRET", "DASHBOARD_PASSWORD"] as const;
+const SECRET_NAMES = ["JOBS_API_TOKEN", "CRON_SECRET", "DASHBOARD_PASSWORD"] as const;
 export type DevSecrets = Record<(typeof SECRET_NAMES)[number], string>;
 
 /**

@@ -34,8 +34,8 @@ const withoutPassword = (url: string): string => {
   }
 };
 
-export const DEFAULT_PORT = 8787;
-export const DEFAULT_TICK_INTERVAL_MS = 60_000;
+const DEFAULT_PORT = 8787;
+const DEFAULT_TICK_INTERVAL_MS = 60_000;
 export { DEFAULT_JOBS_MODULE } from "../module/load-module.js";
 
 export interface DevIo {

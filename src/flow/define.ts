@@ -1,8 +1,8 @@
 import type { ConcurrencyLimit, RateLimit } from "../job.js";
 
 /** The most starts a rate limit may allow per window: each bucket keeps that many start times. */
-export const MAX_RATE_LIMIT = 10_000;
-export const MAX_CONCURRENCY_LIMIT = 100_000;
+const MAX_RATE_LIMIT = 10_000;
+const MAX_CONCURRENCY_LIMIT = 100_000;
 /** The longest period a rate limit may have (the cleanup drops windows unwritten for longer). */
 export const MAX_PERIOD_MS = 24 * 3_600_000;
 const GROUP = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;

@@ -12,7 +12,7 @@ export interface FlowKeys {
   readonly rate_keys: Record<string, string> | null;
 }
 
-export const NO_FLOW: FlowKeys = { flow_key: null, concurrency_key: null, rate_keys: null };
+const NO_FLOW: FlowKeys = { flow_key: null, concurrency_key: null, rate_keys: null };
 
 const PREVIEW_CHARS = 100;
 

@@ -5,7 +5,7 @@ import { digest, sameDigest } from "../secret-compare.js";
  * `Authorization: Bearer <token>` (scheme case-insensitive); undefined when absent or another scheme.
  * The token is the rest of the header, inner spaces included: a platform cron sends CRON_SECRET as set.
  */
-export const bearerToken = (header: string | undefined): string | undefined => {
+const bearerToken = (header: string | undefined): string | undefined => {
   const m = header ? /^Bearer[ \t]+(\S(?:.*\S)?)[ \t]*$/i.exec(header) : null;
   return m?.[1];
 };

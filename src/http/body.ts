@@ -11,7 +11,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
  * PostgreSQL's parser): a payload's own bound (MAX_PAYLOAD_DEPTH) plus the enqueue's envelope, a
  * batch and its item, so that a payload the library takes is taken over HTTP too.
  */
-export const MAX_JSON_DEPTH = MAX_PAYLOAD_DEPTH + 2;
+const MAX_JSON_DEPTH = MAX_PAYLOAD_DEPTH + 2;
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 

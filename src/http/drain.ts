@@ -11,7 +11,7 @@
  */
 export const drainBound = (maxBodyBytes: number): number => 2 * maxBodyBytes;
 /** And for at most this long, so a client trickling a refused body does not hold the request. */
-export const DRAIN_MAX_MS = 2_000;
+const DRAIN_MAX_MS = 2_000;
 
 type Reader = ReadableStreamDefaultReader<Uint8Array>;
 

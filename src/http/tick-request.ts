@@ -6,9 +6,9 @@ import type { Handoff } from "../tick/types.js";
  * header names a slot reserved for this tick (fan-out, continuation); the async
  * header asks for `202 Accepted` at once, the tick running on after the response.
  */
-export const KICK_HEADER = "x-jobs-kick";
-export const HANDOFF_HEADER = "x-pgtick-handoff";
-export const ASYNC_HEADER = "x-pgtick-async";
+const KICK_HEADER = "x-jobs-kick";
+const HANDOFF_HEADER = "x-pgtick-handoff";
+const ASYNC_HEADER = "x-pgtick-async";
 
 /** What a tick invocation was asked to do. */
 export interface TickRequest {

@@ -6,7 +6,7 @@ import type { Observer, RunEnd, RunInfo, TickInfo } from "./observer.js";
 /** Version 00 of the W3C trace context header, lower-case hex, ids not all zeros. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
 
-export const isTraceparent = (value: unknown): value is string => typeof value === "string" && TRACEPARENT.test(value);
+const isTraceparent = (value: unknown): value is string => typeof value === "string" && TRACEPARENT.test(value);
 
 export interface SafeRun {
   within<T>(fn: () => T): T;

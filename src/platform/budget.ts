@@ -36,7 +36,7 @@ const MIN_BUDGET_MS = 1_000;
 const MIN_MARGIN_MS = 1_000;
 
 /** The platform limit as configured: the defaults of `platform`, overridden by JOBS_PLATFORM_LIMIT and JOBS_SAFETY_MARGIN. */
-export const limitFromEnv = (env: Env, platform: PlatformLimit): PlatformLimit => ({
+const limitFromEnv = (env: Env, platform: PlatformLimit): PlatformLimit => ({
   limitMs: Math.min(read(env, "JOBS_PLATFORM_LIMIT") ?? platform.limitMs, platform.hardLimitMs ?? Number.POSITIVE_INFINITY),
   marginMs: read(env, "JOBS_SAFETY_MARGIN") ?? platform.marginMs,
 });

@@ -61,7 +61,7 @@ export const postTick = async (env: Env, req: TickRequest, fetcher: typeof fetch
 };
 
 /** How long a started tick has to answer (an async one answers 202 as soon as it runs). */
-export const POST_TICK_TIMEOUT_MS = 10_000;
+const POST_TICK_TIMEOUT_MS = 10_000;
 
 /** Reads a tick request's answer; throws, with the status and the start of the body, unless it is a 2xx. */
 export const tickAnswered = async (response: Response): Promise<void> => {

@@ -1,7 +1,7 @@
 import type { Schedule } from "./define.js";
 
 /** JSON with object keys sorted, so the same definition hashes the same in every deployment. */
-export const canonicalJson = (value: unknown): string => {
+const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)

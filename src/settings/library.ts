@@ -64,7 +64,7 @@ export const DEFAULT_SETTINGS: JobsSettings = {
 };
 
 /** The most tick slots the schema has (migration 004). */
-export const MAX_TICK_SLOTS = 256;
+const MAX_TICK_SLOTS = 256;
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
 

@@ -4,7 +4,7 @@ import type { StepInput } from "../store/tick/step.js";
 import { addCounts, countsOf, ZERO_COUNTS } from "./counts.js";
 
 /** How often a busy tick writes its slot row's counts and its runs' metrics; statements in between carry them on. */
-export const WRITE_EVERY_MS = 1_000;
+const WRITE_EVERY_MS = 1_000;
 
 /** What one statement takes on to write. */
 export interface Carried {

@@ -5,7 +5,7 @@ import { boundedJson } from "./output-json.js";
 
 export type { LogLine, RunHistory } from "../store/tick/history.js";
 
-export const MAX_LOG_LINES = 50;
+const MAX_LOG_LINES = 50;
 export const MAX_LOG_BYTES = 16_384;
 const MAX_LOG_MSG_CHARS = 2_000;
 

@@ -18,7 +18,7 @@ export type Settlement =
 export const operation = (s: Settlement): string => (s.kind === "dead" ? "dead-letter" : s.kind);
 
 /** What the history records of a run beside the queue row: its stack, output and logs. */
-export const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes: number): RunHistory => {
+const historyOf = (run: Run, outcome: Outcome | undefined, maxOutputBytes: number): RunHistory => {
   const output = outcome?.kind === "succeeded" ? recordOutput(outcome.output, maxOutputBytes) : undefined;
   const stack = outcome?.kind === "failed" ? errorStack(outcome.error) : null;
   const bytes = (output?.bytes ?? 0) + (run.logs?.byteSize ?? 0) + 3 * (stack?.length ?? 0);
@@ -40,16 +40,16 @@ const SETTLEMENT_FIXED_BYTES = 300;
  * at once). Its claims still count as attempts, so the job that then runs may show more attempts
  * than its maximum; it gets at least one run with a handler before it can end as exhausted.
  */
-export const NO_HANDLER_GRACE_MS = 15 * 60_000;
+const NO_HANDLER_GRACE_MS = 15 * 60_000;
 /** The longest a job waits between claims by deployments that do not know it. */
-export const NO_HANDLER_MAX_DELAY_MS = 60_000;
+const NO_HANDLER_MAX_DELAY_MS = 60_000;
 
 /**
  * Decides what an outcome means for the job: done, another attempt after its
  * backoff, or a dead letter and why. Pure: the caller supplies the randomness (and the clock).
  * With `maxOutputBytes` (history on), the settlement carries the run's history.
  */
-export const settlementFor = (
+const settlementFor = (
   run: Run,
   job: AnyJob | undefined,
   outcome: Outcome,

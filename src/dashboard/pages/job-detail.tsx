@@ -9,12 +9,12 @@ import { Kv } from "../parts.js";
 import { Timeline } from "./runs.js";
 
 /** Whether a job's run-at is still ahead (a delayed job, or one backing off or debounced). */
-export const isDelayed = (runAt: string | null, now: number): boolean => runAt !== null && Date.parse(runAt) > now;
+const isDelayed = (runAt: string | null, now: number): boolean => runAt !== null && Date.parse(runAt) > now;
 
 const keyText = (key: string) => (key === "" ? "(no key)" : `"${key}"`);
 
 /** Which flow-control limit holds a due job back, in words. */
-export const waitingText = (w: WaitingOn): string =>
+const waitingText = (w: WaitingOn): string =>
   w.kind === "concurrency"
     ? `its concurrency limit: ${w.running} of ${w.limit} running for key ${keyText(w.key)}`
     : `its rate limit${w.group ? ` (group ${w.group})` : ""}: ${w.starts} of ${w.limit} starts per ${dur(w.periodMs)} for key ${keyText(w.key)}`;
@@ -26,7 +26,7 @@ const none = <span class="muted">none</span>;
  * status, when it runs and what it waits on, when it started, how long it has run and its
  * lease, or how it ended; its output, attempts, last error, and actions.
  */
-export const JobState: FC<{ base: string; csrf: string; job: JobView }> = ({ base, csrf, job }) => {
+const JobState: FC<{ base: string; csrf: string; job: JobView }> = ({ base, csrf, job }) => {
   const now = Date.now();
   const queued = job.status === "queued";
   const running = job.status === "running";
@@ -98,7 +98,7 @@ export const JobState: FC<{ base: string; csrf: string; job: JobView }> = ({ bas
 };
 
 /** A job no view has: cancelled, older than the history keeps, or never there. Live, so a page left open says when it goes. */
-export const JobGone: FC<{ id: string }> = ({ id }) => (
+const JobGone: FC<{ id: string }> = ({ id }) => (
   <Live id="job">
     <p id="gone">
       This job is not in the queue: it was cancelled, finished longer ago than the run history keeps, or never existed.

@@ -7,8 +7,8 @@ import { readJson } from "../body.js";
 import { intParam, queryParams } from "../params.js";
 
 // zod/mini: the worker bundle carries no more of zod than these few checks need.
-export const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()) });
-export const BulkReplayBody = z.union([
+const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()) });
+const BulkReplayBody = z.union([
   z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) }),
   z.strictObject({
     job: z.string().check(z.minLength(1)),
@@ -16,7 +16,7 @@ export const BulkReplayBody = z.union([
     limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_REPLAY))),
   }),
 ]);
-export const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
+const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
 
 const badBody = (message: string, issues: z.core.$ZodIssue[]) =>
   new JobsError("invalid_options", message, { issues: describeIssues(issues) });

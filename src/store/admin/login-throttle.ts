@@ -25,7 +25,7 @@ export const THROTTLE = {
 } as const;
 
 /** The key of every address together; no client address normalizes to it. */
-export const ALL_ADDRESSES = "*";
+const ALL_ADDRESSES = "*";
 
 export type LoginVerdict =
   /** The password was right and the address's failures are reset. */
@@ -54,7 +54,7 @@ const waitUntil = (n: string) => `${T} + make_interval(secs => greatest(${ownWai
  * windows of globalWindowS that start at their first failure (its `blocked_until` holds the start:
  * no address waits on that row), so a steady trickle of failures never adds up to a slow-down.
  */
-export const throttleStatement = (table: string): string => {
+const throttleStatement = (table: string): string => {
   const n = `least((CASE WHEN r.updated_at < ${T} - ${seconds(THROTTLE.forgetS)} THEN 0 ELSE r.failures END) + 1, 1000000)`;
   return `WITH g0 AS (
   SELECT COALESCE(max(CASE WHEN blocked_until >= ${T} - ${seconds(THROTTLE.globalWindowS)} THEN failures END), 0) + 1 AS n

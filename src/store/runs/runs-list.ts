@@ -46,7 +46,7 @@ const firstIdAt = (runs: string, at: string) => `(
   SELECT min(lo) FROM b WHERE lo >= hi)`;
 
 /** The most runs one page of succeeded runs reads (see `succeededRuns`). */
-export const SUCCEEDED_SCAN = 4_000;
+const SUCCEEDED_SCAN = 4_000;
 
 /**
  * Succeeded runs have no index of their own (they are most of the table, and every index is paid by

@@ -11,7 +11,7 @@ export interface DueScheduleRow {
 export const PROBE_COLUMNS = { hash: "schedules_hash", due: "schedules_due", now: "schedules_now_ms" } as const;
 
 /** Most due schedules one tick handles; the rest are still due at the next tick. */
-export const DUE_LIMIT = 500;
+const DUE_LIMIT = 500;
 
 /**
  * Columns added to the tick's first statement: the hash of the definitions last

@@ -14,7 +14,7 @@ export interface ScheduleRowInput {
 }
 
 /** The defined columns, in the order an insert lists them. */
-export const SCHEDULE_COLUMNS = ["name", "cron", "timezone", "job_name", "payload", "missed", "definition_hash", "next_run_at"] as const;
+const SCHEDULE_COLUMNS = ["name", "cron", "timezone", "job_name", "payload", "missed", "definition_hash", "next_run_at"] as const;
 
 /** A record type for input rows carrying them (`jsonb_to_recordset(...) AS i(${SCHEDULE_RECORD})`), with `extra` typed columns after. */
 export const scheduleRecord = (extra = ""): string =>

@@ -2,7 +2,7 @@
 import { JobsError } from "../../errors.js";
 import { isUuid } from "./sql.js";
 
-export const DEFAULT_LIMIT = 50;
+const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
 
 export interface Page<T> {

@@ -5,7 +5,7 @@ import type { Tables } from "./tables.js";
  * enqueue, a replayed dead letter, a schedule's occurrence or run. A caller
  * selects these columns in this order from its own source.
  */
-export const QUEUE_COLUMNS = [
+const QUEUE_COLUMNS = [
   "id", "job_name", "payload", "run_at", "priority", "max_attempts", "idempotency_key", "correlation_id",
   "flow_key", "concurrency_key", "rate_keys", "debounce_key", "created_at", "replays", "traceparent",
 ] as const;

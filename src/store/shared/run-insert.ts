@@ -1,5 +1,5 @@
 /** The columns of a run-history row, in the order an insert lists them. */
-export const RUN_COLUMNS = [
+const RUN_COLUMNS = [
   "job_id", "job_name", "attempt", "max_attempts", "priority", "outcome", "started_at", "duration_ms", "error", "stack", "output",
   "output_truncated", "correlation_id", "idempotency_key", "created_at", "logs", "payload",
 ] as const;

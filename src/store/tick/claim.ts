@@ -73,7 +73,7 @@ export interface ClaimFlow {
  * what is still free; otherwise unkeyed jobs come first (keyed rows are then only
  * those of limits since removed, which the admission lets through).
  */
-export const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
+const NO_FLOW_CLAIM: ClaimFlow = { limitsJson: "{}", split: false, cursor: "", maxKeys: 8 };
 
 export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: string): Fragment & { keyed: boolean } => {
   const flow = input.flow ?? NO_FLOW_CLAIM;

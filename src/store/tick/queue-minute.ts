@@ -1,7 +1,7 @@
 import type { Tables } from "../shared/tables.js";
 
 /** Counts of due and running jobs stop here: a count past it says "10,000+", never a scan of the queue. */
-export const COUNT_BOUND = 10_000;
+const COUNT_BOUND = 10_000;
 
 /**
  * The queue's depth and oldest wait for this minute, recorded by the first tick statement of

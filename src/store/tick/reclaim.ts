@@ -1,7 +1,7 @@
 import { deadColumns, type FragmentBuilder } from "./fragments.js";
 import { historyColumns } from "./history.js";
 
-export const LEASE_EXPIRED_ERROR = "lease expired: the tick running this attempt ended without settling it (killed or timed out)";
+const LEASE_EXPIRED_ERROR = "lease expired: the tick running this attempt ended without settling it (killed or timed out)";
 
 /**
  * Leases left behind by a tick that was killed outright: the row goes back to

@@ -20,8 +20,6 @@ export const CUT_SHORT: Record<CutShort, string> = {
 };
 
 export const DEADLINE_ERROR = `${CUT_SHORT.deadline}; requeued`;
-/** The same cut at the job's last attempt: it became a dead letter (reason `deadline`), not requeued. */
-export const DEADLINE_DEAD_ERROR = `${CUT_SHORT.deadline}, at its last attempt`;
 
 /** The requeue's texts for runs cut short for `why` (the dead letter's reason stays `deadline`). */
 const requeueErrors = (why: CutShort) => ({ error: `${CUT_SHORT[why]}; requeued`, dead: `${CUT_SHORT[why]}, at its last attempt` });

@@ -12,7 +12,7 @@ export interface TickCounts {
   reclaimed: number;
 }
 
-export const COUNT_COLUMNS: Record<keyof TickCounts, string> = {
+const COUNT_COLUMNS: Record<keyof TickCounts, string> = {
   claimed: "claimed",
   succeeded: "succeeded",
   retried: "retried",

@@ -105,7 +105,7 @@ const ID_LISTS = {
 
 const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
 
-export const EMPTY_STEP: StepResult = {
+const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
   requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},

@@ -2,7 +2,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type Db, defineJob } from "../src/index.js";
-import { CUT_SHORT } from "../src/store/tick/requeue.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick_stops");
@@ -57,7 +56,7 @@ describe("tick stops", () => {
     expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: 2, succeeded: 2 });
   });
 
-  it("when a statement fails mid-tick, still settles what finished and requeues what runs, then throws", async () => {
+  it("when a statement fails mid-tick, keeps its runs going and sends again after a pause: nothing is requeued or run twice", async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
@@ -73,23 +72,39 @@ describe("tick stops", () => {
     const { id: heldId } = await jobs.enqueue("held", {}, { priority: 1 });
     await jobs.enqueueMany([{ job: "quick", payload: {} }, { job: "quick", payload: {} }]);
     statements = 0;
-    await expect(jobs.tick({ budgetMs: 20_000, concurrency: 3, batchSize: 1 })).rejects.toThrow("connection reset");
+    setTimeout(open, 600);
+    const report = await jobs.tick({ budgetMs: 20_000, concurrency: 3, batchSize: 1 });
+    expect(report).toMatchObject({ claimed: 3, succeeded: 3, requeued: 0, deadLettered: 0 });
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+    expect(await h.rows(`SELECT outcome, attempt FROM ${jobs.tables.runs} WHERE job_id = $1`, [heldId])).toEqual([{ outcome: "succeeded", attempt: 1 }]);
+    expect(jobs.logs.filter((e) => e.msg === "tick statement failed")).toEqual([expect.objectContaining({ level: "error", error: "connection reset", retryInMs: 250 })]);
+    expect(jobs.logs.filter((e) => /requeueing running jobs/.test(e.msg))).toEqual([]);
+  });
+
+  it("while every statement fails, sends again at growing pauses until its deadline, then throws; the runs stay under their leases", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const held = defineJob({ name: "held-down", schema: z.object({}), handler: () => gate });
+    let statements = 0;
+    // The database goes away after the first statement (the claim) and stays away past the tick.
+    const down: Db = {
+      query: <R,>(text: string, params?: readonly unknown[]) =>
+        ++statements > 1 ? Promise.reject(new Error("connection refused")) : h.db.query<R>(text, params),
+    };
+    const setup = await h.isolated([held]);
+    const jobs = h.make([held], { tablePrefix: setup.settings.tablePrefix }, down);
+    await jobs.enqueue("held-down", {});
+    statements = 0;
+    const started = Date.now();
+    await expect(jobs.tick({ budgetMs: 2_500, claimCutoffMs: 0 })).rejects.toThrow("connection refused");
     open();
-    // Statement 1 claims "held"; the next ones claim the quick jobs; the third fails. The final
-    // statement still writes what finished and requeues what runs: nothing is left running or lost.
-    const left = await h.rows<{ id: string; job_name: string; status: string; attempt: number }>(
-      `SELECT id, job_name, status, attempt FROM ${jobs.tables.queue} ORDER BY job_name, attempt`);
-    expect(left.filter((r) => r.status === "running")).toEqual([]);
-    expect(left[0]).toEqual({ id: heldId, job_name: "held", status: "queued", attempt: 1 });
-    const [done] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics} WHERE job_name = 'quick'`);
-    expect(done!.n + left.filter((r) => r.job_name === "quick").length).toBe(2);
-    // The held run finishes late: the final statement requeued it, so its result is dropped without a statement.
-    await expect.poll(() => jobs.logs.some((e) => e.msg === "late result dropped: the run was requeued at the tick's end" && e.jobId === heldId && e.late === true)).toBe(true);
-    expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: "connection reset" });
-    // What the requeued run says is the failure's, not a deadline's: for the run, its history and the log.
-    expect(await h.rows(`SELECT last_error FROM ${jobs.tables.queue} WHERE id = $1`, [heldId])).toEqual([{ last_error: `${CUT_SHORT.failed}; requeued` }]);
-    expect(await h.rows(`SELECT error FROM ${jobs.tables.runs} WHERE job_id = $1`, [heldId])).toEqual([{ error: `${CUT_SHORT.failed}; requeued` }]);
-    expect(jobs.logs.find((e) => /requeueing running jobs/.test(e.msg))).toMatchObject({ level: "error", msg: "tick statement failed: requeueing running jobs" });
+    // The first statement claimed; the claims for the free slots after it failed, at pauses of 250, 500
+    // and 1,000 ms: a few statements, not a loop, then the final one, which failed too.
+    const failedAt = jobs.logs.filter((e) => e.msg === "tick statement failed").map((e) => e.retryInMs);
+    expect(failedAt.slice(0, 3)).toEqual([250, 500, 1_000]);
+    expect(statements).toBeLessThanOrEqual(8);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
+    expect(await h.rows(`SELECT status, attempt FROM ${jobs.tables.queue}`)).toEqual([{ status: "running", attempt: 1 }]);
   });
 
   it("skips a due row another transaction has locked instead of waiting for it (FOR UPDATE SKIP LOCKED)", async () => {

@@ -13,7 +13,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_TICK_GRACE: ["5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this"],
   JOBS_LEASE: ["60s", "minimum lease per claim"],
   JOBS_LEASE_MARGIN: ["15s", "a claim's lease is at least the rest of the budget plus this"],
-  JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding one connection; `1` is one tick at a time"],
+  JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding a connection (two while a second statement is out, on a pool); `1` is one tick at a time"],
   JOBS_CLAIM_INTERVAL: ["1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often"],
   JOBS_TABLE_PREFIX: ["`jobs_`", "prefix of every table, so several queues can share a database"],
   JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted, as stored (PostgreSQL writes a number with an exponent in all its digits: `1e308` takes 309 bytes)"],

@@ -8,7 +8,7 @@ import { type Run, TickDeadline } from "./run.js";
 
 /**
  * Runs still going at the end are abandoned: aborted (the reason says why), and their settlements go
- * to the late settler. At the deadline or after a failed statement that is an error; a tick stopped
+ * to the late settler. At the deadline or on a fault of the tick's own that is an error; a tick stopped
  * on purpose (a Ctrl-C, a shutdown) only says so.
  */
 export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutShort = "deadline"): void => {
@@ -17,8 +17,7 @@ export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutSho
     run.abort(new TickDeadline(CUT_SHORT[why]));
   }
   if (requeue.length === 0) return;
-  const what = why === "failed" ? "statement failed" : why;
-  logger.log(why === "stopped" ? "warn" : "error", `tick ${what}: requeueing running jobs`, { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
+  logger.log(why === "stopped" ? "warn" : "error", `tick ${why}: requeueing running jobs`, { jobIds: requeue.map((r) => r.row.id), count: requeue.length });
 };
 
 /**

@@ -19,6 +19,7 @@ import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
+import { StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
@@ -40,7 +41,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
   const limits = tickLimits(settings, options, db.statementsAtOnce);
-  const { budgetMs, concurrency, batchSize, inFlight: maxInFlight } = limits;
+  const { budgetMs, concurrency, batchSize } = limits;
+  let maxInFlight = limits.inFlight;
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch (see pump-plan.ts).
   const pipelineMin = pipelineMinFor(concurrency, env.flow?.enabled ?? false);
@@ -59,11 +61,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let pending: Settlement[] = [];
   // When the oldest settlement still owed finished.
   let pendingSince = 0;
-  let claiming = 0;
-  let inflight = 0;
-  // Statements out that settle and claim nothing.
-  let settling = 0;
-  let statements = 0;
+  // Slots being claimed, statements out, those of them that settle and claim nothing, and statements sent.
+  let [claiming, inflight, settling, statements] = [0, 0, 0, 0];
   let slot: { slot: number; owner: string } | undefined;
   let heldSlot: number | null = null;
   let tickRow: TickRow | null = null;
@@ -71,9 +70,10 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let capped = false;
   const pacing = new ClaimPacing(settings.claimIntervalMs);
   const hint = new DispatchHint();
-  let stopped = false;
-  let finishing = false;
-  let failure: { error: unknown } | undefined;
+  let [stopped, finishing] = [false, false];
+  const failures = new StatementFailures();
+  // A fault in taking in a statement's result: the tick stops at once.
+  let broken: { error: unknown } | undefined;
   let requeuedIds: string[] = [];
   let queue: TickReport["queue"] = null;
   let cleaned: TickReport["cleaned"] = null;
@@ -172,12 +172,14 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     let result: StepResult | undefined;
     try {
       result = await settle(send, input, settlements, logger);
+      failures.succeeded();
     } catch (error) {
       // The statement is atomic: none of it happened, so its settlements (and what it carried) are still owed.
       pending = [...settlements, ...pending];
-      failure ??= { error };
-      stopped = true;
-      logger.log("error", "tick statement failed", { error: errorText(error) });
+      const retryInMs = failures.failed(error, Date.now());
+      // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
+      if (inflight > 1) maxInFlight = 1;
+      logger.log("error", "tick statement failed", { error: errorText(error), retryInMs, runs: runs.size, maxInFlight });
     } finally {
       claiming -= want;
       if (taken) carry.written(taken, result === undefined);
@@ -189,7 +191,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // Outside the statement's catch: what the statement did happened, whatever taking it in throws.
       if (result) absorb(input, settlements, requeue, result, taken);
     } catch (error) {
-      failure ??= { error };
+      broken ??= { error };
       stopped = true;
     }
     return result;
@@ -217,6 +219,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const pump = () => {
     while (inflight < maxInFlight && !stopped) {
       const now = Date.now();
+      if (failures.waitUntil(now) !== undefined) return;
       const room = free();
       const due = pacing.due(now, runs.size);
       const want = slot && now < cutoff && room > 0 && due ? Math.min(batchSize, room) : 0;
@@ -264,7 +267,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // and settle a held batch of settlements when it has waited long enough.
       const claimAt = !slot || free() === 0 || inflight > 0 ? undefined : pacing.nextAt(runs.size);
       const settleAt = settleDueAt({ pending: pending.length, pendingSince, settling, inflight, maxInFlight, pipelineMin });
-      const wakeAt = Math.min(claimAt === undefined ? Infinity : Math.min(claimAt, cutoff), settleAt ?? Infinity);
+      // After a failed statement, nothing goes out before its pause ends.
+      const wakeAt = failures.waitUntil(Date.now()) ?? Math.min(claimAt === undefined ? Infinity : Math.min(claimAt, cutoff), settleAt ?? Infinity);
       await nap(wakeAt === Infinity ? undefined : wakeAt - Date.now());
       // Let runs that finished together settle in one statement.
       await new Promise((resolve) => setImmediate(resolve));
@@ -280,7 +284,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   stopped = true;
   while (inflight > 0) await sleep();
   const requeue = [...runs.values()];
-  const cutShort = failure ? "failed" : options.signal?.aborted ? "stopped" : "deadline";
+  const cutShort = broken ? "failed" : options.signal?.aborted ? "stopped" : "deadline";
   abandonRuns(requeue, logger, cutShort);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
   const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
@@ -289,7 +293,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let settledByFinal = new Set<string>();
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
-      const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failure && !options.signal?.aborted;
+      const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
       const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort), settlements, [...requeue, ...lateClaims]);
       settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
       // Claims that came back too late to start were no runs: returned, not requeued.
@@ -306,6 +310,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     requeuedIds, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
   };
   logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
+  const failure = broken ?? failures.last;
   watch?.end(report, failure?.error);
   if (failure) throw failure.error;
   return report;

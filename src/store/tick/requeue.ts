@@ -10,13 +10,13 @@ export interface Requeue {
   readonly unstarted?: boolean;
 }
 
-/** Why a tick cut its runs short: its deadline, its caller stopping it (a shutdown), or a statement that failed. */
+/** Why a tick cut its runs short: its deadline, its caller stopping it (a shutdown), or a fault in the tick itself. */
 export type CutShort = "deadline" | "stopped" | "failed";
 
 export const CUT_SHORT: Record<CutShort, string> = {
   deadline: "the tick's deadline came before the run finished",
   stopped: "the tick was stopped (a shutdown) before the run finished",
-  failed: "the tick ended early, a statement of its having failed, before the run finished",
+  failed: "the tick ended early, on a fault of its own, before the run finished",
 };
 
 export const DEADLINE_ERROR = `${CUT_SHORT.deadline}; requeued`;

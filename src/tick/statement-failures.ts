@@ -1,0 +1,38 @@
+/** How long a tick waits before it sends again after one, two, three or more failed statements in a row. */
+export const RETRY_AFTER_FAILURE_MS = [250, 500, 1_000, 2_000] as const;
+
+/**
+ * A tick's failed statements. A statement is atomic, so one that failed changed nothing: the tick's
+ * runs are still its own under their leases, and what it carried is still owed. The tick keeps its
+ * runs going and sends again after a pause that grows with each failure in a row (claiming nothing
+ * meanwhile); one statement that succeeds ends the streak. Stopping at the first failure instead
+ * requeued runs whose handlers went on: another tick ran them beside the first (or, at their last
+ * attempt, they became dead letters while they ran), for a refused second connection or one
+ * statement timeout.
+ */
+export class StatementFailures {
+  private streak = 0;
+  private until = 0;
+  /** The failure that has not been followed by a statement that succeeded. */
+  last: { error: unknown } | undefined;
+
+  /** Records a failure; returns how long the tick waits before it sends again. */
+  failed(error: unknown, now: number): number {
+    const wait = RETRY_AFTER_FAILURE_MS[Math.min(this.streak, RETRY_AFTER_FAILURE_MS.length - 1)]!;
+    this.streak++;
+    this.until = now + wait;
+    this.last = { error };
+    return wait;
+  }
+
+  succeeded(): void {
+    this.streak = 0;
+    this.until = 0;
+    this.last = undefined;
+  }
+
+  /** When the tick may send again, if it must wait (else undefined). */
+  waitUntil(now: number): number | undefined {
+    return now < this.until ? this.until : undefined;
+  }
+}

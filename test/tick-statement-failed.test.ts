@@ -1,0 +1,59 @@
+// A statement that fails mid-tick changed nothing (it is atomic): the tick keeps its runs going and sends
+// again after a pause, instead of requeueing runs whose handlers go on (another tick then ran them beside
+// the first, or at their last attempt they became dead letters while they ran).
+import pg from "pg";
+import { expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob } from "../src/index.js";
+import { harness, sleep } from "./support/harness.js";
+
+const h = await harness("tick_statement_failed");
+
+it("a settle that hits the server's statement timeout on a locked row is sent again; the other runs go on and succeed once", async () => {
+  const live = new Map<number, number>();
+  let overlaps = 0;
+  const long = defineJob({
+    name: "long",
+    maxAttempts: 1,
+    schema: z.object({ i: z.number() }),
+    // Does not watch its signal, as many handlers do not.
+    handler: async ({ i }) => {
+      const now = (live.get(i) ?? 0) + 1;
+      live.set(i, now);
+      if (now > 1) overlaps++;
+      await sleep(2_500);
+      live.set(i, live.get(i)! - 1);
+    },
+  });
+  const short = defineJob({ name: "short", maxAttempts: 1, schema: z.object({}), handler: () => sleep(200) });
+  const setup = await h.isolated([long, short]);
+  // The tick's own pool: every statement it sends is given up by the server after 300 ms.
+  const pool = new pg.Pool({ connectionString: h.url, max: 4, statement_timeout: 300 });
+  pool.on("error", () => {});
+  const jobs = h.make([long, short], { tablePrefix: setup.settings.tablePrefix }, pool);
+  await jobs.enqueueMany([0, 1, 2, 3].map((i) => ({ job: "long" as const, payload: { i }, priority: 1 })));
+  const { id: shortId } = await jobs.enqueue("short", {});
+
+  const tick = jobs.tick({ budgetMs: 10_000, concurrency: 5 }).then((report) => ({ report }), (error: unknown) => ({ error }));
+  await expect.poll(async () => (await h.rows(`SELECT status FROM ${jobs.tables.queue} WHERE id = $1`, [shortId]))[0]?.status, { interval: 10 }).toBe("running");
+  // Another transaction holds the short job's row for 1.2 s: the settle of its run waits on it, past the timeout.
+  const holder = await h.main.connect();
+  await holder.query("BEGIN");
+  await holder.query(`SELECT 1 FROM ${jobs.tables.queue} WHERE id = $1 FOR UPDATE`, [shortId]);
+  await sleep(1_200);
+  await holder.query("COMMIT");
+  holder.release();
+  const outcome = await tick;
+  await pool.end();
+
+  expect(jobs.logs.filter((e) => e.msg === "tick statement failed").length).toBeGreaterThan(0);
+  expect(jobs.logs.find((e) => e.msg === "tick statement failed")).toMatchObject({ level: "error", error: expect.stringContaining("statement timeout") });
+  expect(outcome).toMatchObject({ report: { claimed: 5, succeeded: 5, requeued: 0, deadLettered: 0 } });
+  expect(overlaps).toBe(0);
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.deadLetters}`)).toEqual([{ n: 0 }]);
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  expect(await h.rows(`SELECT job_name, outcome, attempt FROM ${jobs.tables.runs} ORDER BY job_name, job_id`)).toEqual([
+    ...[0, 1, 2, 3].map(() => ({ job_name: "long", outcome: "succeeded", attempt: 1 })),
+    { job_name: "short", outcome: "succeeded", attempt: 1 },
+  ]);
+}, 30_000);

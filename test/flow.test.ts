@@ -216,6 +216,38 @@ describe("rate limits", () => {
     expect(() => h.make([limited("mail"), defineJob({ name: "mail:send", schema: tenant, handler: () => {} })])).not.toThrow();
   });
 
+  it("two rate groups whose buckets could be one (one group's scope is the other's and a colon) are refused at createJobs", async () => {
+    // Group x per 60 s with key "5:k" and group "x:60000" per 5 ms with key "k" would both count in r:g:x:60000:5:k.
+    const a = defineJob({ name: "grp-a", schema: tenant, rateLimit: { limit: 1, periodMs: 60_000, group: "x" }, handler: () => {} });
+    const b = defineJob({ name: "grp-b", schema: tenant, rateLimit: { limit: 100, periodMs: 5, group: "x:60000" }, handler: () => {} });
+    expect(() => h.make([a, b])).toThrow(/rate limits of group x \(60000 ms\) and group x:60000 \(5 ms\) could count in the same bucket; rename a group/);
+    expect(() => h.make([a, defineJob({ ...b, rateLimit: { limit: 100, periodMs: 5, group: "x-60000" } })])).not.toThrow();
+  });
+
+  it("a job named __proto__ keeps its limits (they reach the claim like any job's)", async () => {
+    let running = 0;
+    let most = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const proto = defineJob({
+      name: "__proto__",
+      schema: tenant,
+      concurrency: { limit: 1 },
+      handler: async () => {
+        most = Math.max(most, ++running);
+        await gate;
+        running--;
+      },
+    });
+    const jobs = await h.isolated([proto]);
+    await jobs.enqueueMany([1, 2, 3].map((n) => ({ job: "__proto__" as const, payload: { tenant: "t", n } })));
+    const tick = jobs.tick({ budgetMs: 3_000, concurrency: 5 });
+    await sleep(300);
+    release();
+    await tick;
+    expect(most).toBe(1);
+  });
+
   it("stats credit a running bucket to the job with the limit when one job's name is another's and a colon", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

@@ -1,7 +1,8 @@
 // The runs list against a long history: every filter answers what a plain scan would, in
 // the same order, while reading about a page of rows (checked in the plan, not by timing).
 import { describe, expect, it } from "vitest";
-import type { Db } from "../src/index.js";
+import { z } from "zod";
+import { type Db, defineJob } from "../src/index.js";
 import { listRuns, type ListRunsQuery } from "../src/store/runs/runs-list.js";
 import { encodeCursor } from "../src/store/shared/paging.js";
 import { tablesFor } from "../src/store/shared/tables.js";
@@ -192,5 +193,20 @@ describe("succeeded runs crowded out by failures", () => {
         expect(read, `${JSON.stringify(q)} ${s["Relation Name"]}`).toBeLessThanOrEqual(4_000);
       }
     }
+  });
+});
+
+describe("a job name as a filter", () => {
+  it("every name defineJob takes filters the jobs, runs and dead letters (a name of 128 astral characters is 256 UTF-16 units)", async () => {
+    const name = "😀".repeat(128);
+    const job = defineJob({ name, schema: z.object({}), maxAttempts: 1, handler: () => {} });
+    const jobs = await h.isolated([job]);
+    await jobs.enqueue(name, {});
+    expect((await jobs.list({ job: name })).items).toHaveLength(1);
+    await jobs.tick({ budgetMs: 2_000 });
+    expect((await jobs.runs.list({ job: name })).items).toHaveLength(1);
+    expect((await jobs.deadLetters.list({ job: name })).items).toHaveLength(0);
+    // Past 255 characters (code points, as PostgreSQL counts them), still refused.
+    await expect(jobs.list({ job: "😀".repeat(256) })).rejects.toMatchObject({ code: "invalid_options" });
   });
 });

@@ -38,7 +38,10 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
   const groups = new Map<string, { job: string; limit: number }>();
   // Each group's rules as the first job naming it declared them: every other job must declare the same.
   const declared = new Map<string, { job: string; rules: string }>();
-  const limits: Record<string, { c: number | null; r: Array<{ s: string; l: number; p: number; pad: number }> }> = {};
+  // No prototype: a job named "__proto__" is a key like any other (on a plain object it set the prototype, and its limits were lost).
+  const limits: Record<string, { c: number | null; r: Array<{ s: string; l: number; p: number; pad: number }> }> = Object.create(null);
+  // Every rate scope, with what declared it: a bucket is `r:<scope>:<key>`, and keys may hold colons.
+  const scopes = new Map<string, string>();
   for (const job of registry.values()) {
     const rates = rateLimitsOf(job.rateLimit);
     if (!job.concurrency && rates.length === 0) continue;
@@ -54,6 +57,7 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
         }
         groups.set(scope, { job: job.name, limit: r.limit });
       }
+      scopes.set(scope, `${r.group !== undefined ? `group ${r.group}` : `job ${job.name}`} (${r.periodMs} ms)`);
       return { scope, limit: r.limit, periodMs: r.periodMs };
     });
     for (const group of new Set(rates.flatMap((r) => (r.group === undefined ? [] : [r.group])))) {
@@ -73,6 +77,13 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
     const b = limited.find((other) => other.startsWith(`${a}:`));
     if (b !== undefined) {
       throw new JobsError("invalid_config", `jobs ${a} and ${b} both have limits, and one's name is the other's followed by ":": their keys could name the same bucket; rename one`);
+    }
+  }
+  // Group x per 60 s with key "5:k" and group "x:60000" per 5 ms with key "k" would both be r:g:x:60000:5:k.
+  for (const [a, what] of scopes) {
+    const b = [...scopes.keys()].find((other) => other.startsWith(`${a}:`));
+    if (b !== undefined) {
+      throw new JobsError("invalid_config", `rate limits of ${what} and ${scopes.get(b)} could count in the same bucket; rename a group`);
     }
   }
   return { enabled: rules.size > 0, limitsJson: JSON.stringify(limits), rules };

@@ -68,6 +68,8 @@ export interface Db {
    * Absent: more than one.
    */
   readonly statementsAtOnce?: number;
+  /** The most bytes one statement's result may be (Neon's HTTP endpoint): a tick's claims stay under it. Absent: no limit. */
+  readonly maxResultBytes?: number;
   /** The driver a wrapper sends through (`fromPg`): createJobs listens for its idle connections' errors. */
   readonly driver?: unknown;
 }
@@ -210,6 +212,7 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
   };
   return {
     statementsAtOnce,
+    maxResultBytes: driver ? undefined : (client as Db).maxResultBytes,
     // The driver, for its idle connections' error listener (see createJobs).
     driver: driver ? client : (client as Db).driver,
     async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
@@ -260,6 +263,8 @@ export interface NeonHttpLike {
 }
 
 export const fromNeonHttp = (sql: NeonHttpLike): Db => ({
+  // Its responses are cut at 10 MiB (HTTP 507), counted in its own JSON, which escapes a json value's quotes again.
+  maxResultBytes: 5 * 1024 * 1024,
   async query<R>(text: string, params: readonly unknown[] = [], options?: QueryOptions) {
     const ms = options?.timeoutMs;
     const controller = ms === undefined ? undefined : new AbortController();
@@ -292,7 +297,7 @@ const tooLargeRequest = (error: unknown): Error | undefined => {
 const unreachedEndpoint = (error: unknown): Error | undefined => {
   if (!(error instanceof Error) || typeof errorCode(error) === "string") return undefined;
   if (!/fetch failed|HTTP status 5\d\d\b|Error connecting to database/i.test(error.message)) return undefined;
-  return Object.assign(new Error(`the database's HTTP endpoint could not run the statement: ${error.message}`, { cause: error }), { code: "08006" });
+  return Object.assign(new Error(`the database's HTTP endpoint failed (the statement may have run): ${error.message}`, { cause: error }), { code: "08006" });
 };
 
 /** Counts statements, for the benchmark and for tests that check a tick's cost. */
@@ -300,6 +305,7 @@ export const countingDb = (db: Db): Db & { statements: number } => {
   const counted = {
     statements: 0,
     statementsAtOnce: db.statementsAtOnce,
+    maxResultBytes: db.maxResultBytes,
     query<R>(text: string, params?: readonly unknown[], options?: QueryOptions) {
       counted.statements++;
       return db.query<R>(text, params, options);

@@ -162,5 +162,5 @@ export const schemaChecked = (db: Db, prefix: string): Db => {
       );
     }
   };
-  return { query, statementsAtOnce: db.statementsAtOnce };
+  return { query, statementsAtOnce: db.statementsAtOnce, maxResultBytes: db.maxResultBytes };
 };

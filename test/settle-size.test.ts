@@ -64,6 +64,22 @@ describe("settle statements by size", () => {
     expect(r.jobs.logs.some((e) => e.msg === "settle statement refused a value; settling one by one")).toBe(true);
   });
 
+  it("claims over Neon's HTTP endpoint stay under its 10 MiB response: ten payloads near the 1 MiB limit all run", async () => {
+    let ran = 0;
+    // 1 MB of empty strings: jsonb writes a space after each comma, and the endpoint's JSON escapes each
+    // quote again, so each payload comes back as about 2 MB.
+    const big = defineJob({ name: "big", schema: z.object({ s: z.array(z.string()) }), maxAttempts: 2, handler: () => void ran++ });
+    const setup = await h.isolated([big]);
+    neonConfig.fetchEndpoint = standIn.endpoint;
+    const jobs = h.make([big], { tablePrefix: setup.settings.tablePrefix }, fromNeonHttp(neon(h.url)));
+    const payload = { s: Array.from({ length: 340_000 }, () => "") };
+    await setup.enqueueMany(Array.from({ length: 10 }, () => ({ job: "big" as const, payload })));
+    const report = await jobs.tick({ budgetMs: 20_000, concurrency: 10 });
+    expect(report).toMatchObject({ succeeded: 10, deadLettered: 0 });
+    expect(ran).toBe(10);
+    expect(jobs.logs.filter((e) => e.msg === "tick statement failed")).toEqual([]);
+  });
+
   it("cuts a batch where its bytes pass the bound, keeping the order", () => {
     const s = (bytes: number, id: string) => ({ kind: "complete", run: {}, item: { id, history: { bytes } } }) as unknown as Parameters<typeof byBytes>[0][number];
     const parts = byBytes([s(3_000_000, "a"), s(1_000_000, "b"), s(200_000, "c"), s(9_000_000, "d"), s(1, "e")], MAX_SETTLE_BYTES);

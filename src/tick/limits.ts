@@ -45,7 +45,7 @@ const millis = (field: string, value: number | undefined, fallback: number, min 
  * the option), with the cutoff at most half the budget: the one place a tick's
  * limits are decided.
  */
-export const tickLimits = (settings: JobsSettings, options: TickOptions, statementsAtOnce?: number): TickLimits => {
+export const tickLimits = (settings: JobsSettings, options: TickOptions, statementsAtOnce?: number, maxResultBytes?: number): TickLimits => {
   const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
   const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency);
   // All the free slots per claim by default. A statement costs the server the better part of a
@@ -54,7 +54,8 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   // faster, or 7-24% slower, with about a third more CPU per job (bench/profile/cpu-split.ts). A
   // second statement still goes out for slots that free while one is out, except on one connection,
   // where it would only wait.
-  const byBytes = Math.max(1, Math.floor(MAX_CLAIM_BYTES / (2 * settings.maxPayloadBytes)));
+  // Over Neon's HTTP endpoint, a claim's result must come back under its limit too (2 at the default 1 MiB payloads).
+  const byBytes = Math.max(1, Math.floor(Math.min(MAX_CLAIM_BYTES, maxResultBytes ?? Infinity) / (2 * settings.maxPayloadBytes)));
   const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency, byBytes);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);

@@ -40,7 +40,7 @@ export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickRe
 const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | undefined): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;
   const random = env.random ?? Math.random;
-  const limits = tickLimits(settings, options, db.statementsAtOnce);
+  const limits = tickLimits(settings, options, db.statementsAtOnce, db.maxResultBytes);
   const { budgetMs, concurrency, batchSize } = limits;
   let maxInFlight = limits.inFlight;
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);

@@ -1,4 +1,5 @@
 import { cancelOnServer } from "./db-cancel.js";
+import { preparedSender } from "./db-prepare.js";
 
 /**
  * The narrow database interface the library needs: run one statement with
@@ -83,11 +84,6 @@ export interface PgLike {
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
-/** node-postgres (and Neon's Pool, a fork of it) also take `{ name, text, values }`: a named prepared statement. */
-interface PgPreparing {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
-}
-
 type PgResult = { rows: unknown[]; rowCount: number | null };
 
 /** A checked-out client of a pg / Neon Pool: `release(error)` removes and closes it. */
@@ -146,25 +142,6 @@ const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void): Promis
     );
   });
 
-// FNV-1a: a stable, short name for a statement text. Names are per connection in
-// PostgreSQL, and the tick builds only a handful of distinct step texts.
-const statementName = (text: string): string => {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return `pgtick_${(h >>> 0).toString(36)}_${text.length.toString(36)}`;
-};
-
-const names = new Map<string, string>();
-const nameFor = (text: string): string => {
-  let name = names.get(text);
-  if (name === undefined) {
-    name = statementName(text);
-    if (names.size > 1_000) names.clear();
-    names.set(text, name);
-  }
-  return name;
-};
-
 /**
  * Wraps a driver (or another `Db`) as a `Db`. A node-postgres or Neon Pool/Client
  * (recognised by its `connect`) runs hot statements as named prepared statements;
@@ -173,11 +150,9 @@ const nameFor = (text: string): string => {
 export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {}): Db => {
   const driver = typeof (client as { connect?: unknown }).connect === "function";
   // `prepare: false` for a pooler that cannot keep named statements (PgBouncer before 1.21 in transaction mode).
-  const prepare = adapter.prepare ?? true;
+  const sender = preparedSender(adapter.prepare ?? true);
   const send = (on: PgLike, text: string, params: readonly unknown[], options?: QueryOptions): Promise<PgResult> =>
-    prepare && options?.prepare
-      ? (on as unknown as PgPreparing).query({ name: nameFor(text), text, values: params as unknown[] })
-      : on.query(text, params as unknown[]);
+    sender(on, text, params as unknown[], options?.prepare === true);
   /** On a pool, the statement gets its own checked-out client, so a timeout can destroy exactly that connection. */
   const sendBounded = async (pool: PoolLike, text: string, params: readonly unknown[], options: QueryOptions & { timeoutMs: number }) => {
     hearCheckedOutClients(pool);

@@ -35,6 +35,12 @@ describe("settings", () => {
     expect(settingsFromEnv({ JOBS_MAX_TICKS: " 8 " }).maxTicks).toBe(8);
   });
 
+  it("bounds the payload limit at 16 MiB: PostgreSQL's jsonb of a large array of small numbers is about six times its text, and one value must stay under 1 GB", () => {
+    expect(settingsFromEnv({ JOBS_MAX_PAYLOAD_BYTES: String(16 * 1024 * 1024) }).maxPayloadBytes).toBe(16 * 1024 * 1024);
+    expect(() => settingsFromEnv({ JOBS_MAX_PAYLOAD_BYTES: String(16 * 1024 * 1024 + 1) })).toThrow(/^JOBS_MAX_PAYLOAD_BYTES must be .*16777216/);
+    expect(() => resolveSettings({ maxPayloadBytes: 64 * 1024 * 1024 })).toThrow(/^maxPayloadBytes must be/);
+  });
+
   it("defaults the claim batch to the concurrency", () => {
     expect(settingsFromEnv({}).batchSize).toBeUndefined();
     expect(resolveSettings({}).concurrency).toBe(10);

@@ -4,6 +4,11 @@ import { MAX_ATTEMPTS } from "../terms.js";
 
 /** The most handlers one tick runs at once (the CLI's --concurrency takes as many). */
 export const MAX_CONCURRENCY = 10_000;
+/**
+ * The highest payload limit: PostgreSQL's jsonb of a large array of small numbers is about six times
+ * its text, and one value must stay under 1 GB (a 46 MB array of zeros failed to store, 24 MB did).
+ */
+const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024;
 import { durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
 
 export { durationSetting, type Env } from "./parse.js";
@@ -91,7 +96,7 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
     tickBudgetMs: duration(n("tickBudgetMs"), merged.tickBudgetMs),
     claimCutoffMs: duration(n("claimCutoffMs"), merged.claimCutoffMs),
     tablePrefix,
-    maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes),
+    maxPayloadBytes: positiveInt(n("maxPayloadBytes"), merged.maxPayloadBytes, 1, MAX_PAYLOAD_LIMIT),
     // A job's maxAttempts is at most MAX_ATTEMPTS; a default above it would fail every enqueue of a job without its own.
     defaultMaxAttempts: positiveInt(n("defaultMaxAttempts"), merged.defaultMaxAttempts, 1, MAX_ATTEMPTS),
     maxTicks: positiveInt(n("maxTicks"), merged.maxTicks),

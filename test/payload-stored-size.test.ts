@@ -41,7 +41,10 @@ describe("a claim's rows", () => {
     const at = (env: Record<string, string>) => tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "3000", ...env }), {}).batchSize;
     expect(at({})).toBe(128);
     expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(128 * 1024) })).toBe(1_024);
-    expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(MAX_CLAIM_BYTES) })).toBe(1);
+    expect(at({ JOBS_MAX_PAYLOAD_BYTES: String(16 * 1024 * 1024) })).toBe(MAX_CLAIM_BYTES / (2 * 16 * 1024 * 1024));
+    // Over Neon's HTTP endpoint (5 MiB of payloads a result), at least one.
+    expect(tickLimits(settingsFromEnv({ JOBS_MAX_PAYLOAD_BYTES: String(16 * 1024 * 1024) }), {}, undefined, 5 * 1024 * 1024).batchSize).toBe(1);
+    expect(tickLimits(settingsFromEnv({}), {}, undefined, 5 * 1024 * 1024).batchSize).toBe(2);
     expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "100" }), {}).batchSize).toBe(100);
     expect(tickLimits(settingsFromEnv({ JOBS_CONCURRENCY: "600" }), { batchSize: 300 }).batchSize).toBe(128);
   });

@@ -38,6 +38,17 @@ describe("retention", () => {
     expect(Number(gate!.wait)).toBeGreaterThan(200);
   });
 
+  it("deletes as much old history as twice the runs the tick claimed, so that a busy deployment's cleanup keeps up with what it writes", async () => {
+    const jobs = await h.isolated([quick], { historyRetentionMs: 7 * 86_400_000, concurrency: 100 });
+    await oldRuns(jobs, 12_000, 8);
+    await jobs.enqueueMany(Array.from({ length: 4_000 }, (_, i) => ({ job: "quick" as const, payload: { i } })));
+    const report = await jobs.tick({ budgetMs: 20_000 });
+    expect(report.claimed).toBe(4_000);
+    expect(report.cleaned).toMatchObject({ runs: 8_000 });
+    // A tick that claimed little still deletes a batch of 5,000.
+    expect((await busyTick(jobs)).cleaned).toMatchObject({ runs: 4_000 });
+  });
+
   it("goes on at once while more than a batch of old metrics or dead letters is past due, not only of history", async () => {
     const jobs = await h.isolated([quick, fails], { metricsRetentionMs: 86_400_000, deadLetterRetentionMs: 86_400_000 });
     await h.rows(`INSERT INTO ${jobs.tables.metrics} (minute, job_name, succeeded)
@@ -133,12 +144,10 @@ describe("retention", () => {
     await windows("r:j:rated:1000:f", 10, "1 second");
     await windows("r:j:rated:1000:s", 12_000, "2 days");
     await windows("r:j:rated:1000:t", 1, "23 hours");
-    const due = () => h.rows(`UPDATE ${jobs.tables.housekeeping} SET next_at = now()`);
-    // Bucket order: the fresh ones come first and stay, then the stale ones go, a batch looked at per cleanup.
+    // Bucket order: the fresh ones come first and stay, then the stale ones go, a batch looked at per cleanup;
+    // while a full batch looked at finds stale ones, the next busy tick goes on at once.
     expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 4_990 });
-    await due();
     expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 5_000 });
-    await due();
     expect((await busyTick(jobs)).cleaned).toMatchObject({ flow: 2_010 });
     const left = await h.rows<{ bucket: string }>(`SELECT bucket FROM ${jobs.tables.flow} ORDER BY bucket`);
     expect(left.map((r) => r.bucket.slice(-6))).toEqual([...Array.from({ length: 10 }, (_, i) => `f${String(i + 1).padStart(5, "0")}`), "t00001"]);

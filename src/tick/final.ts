@@ -33,6 +33,7 @@ export const finalInput = (
   settings: JobsSettings,
   flowCursor?: string,
   cutShort?: CutShort,
+  claimed = 0,
 ): StepInput => ({
   flowCursor,
   cutShort,
@@ -41,5 +42,5 @@ export const finalInput = (
     ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),
   ],
   slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined,
-  housekeeping: slot ? housekeepingFor(settings) : undefined,
+  housekeeping: slot ? housekeepingFor(settings, claimed) : undefined,
 });

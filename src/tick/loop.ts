@@ -294,7 +294,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   try {
     if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
-      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort), settlements, [...requeue, ...lateClaims]);
+      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed), settlements, [...requeue, ...lateClaims]);
       settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
       // Claims that came back too late to start were no runs: returned, not requeued.
       requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));

@@ -10,6 +10,8 @@ export interface Housekeeping {
   readonly flowStaleMs: number;
   /** Rows per table per cleanup. */
   readonly batch: number;
+  /** Rows of history and of dead letters per cleanup (at least `batch`). */
+  readonly historyBatch: number;
   /** How long a cleanup that found no more than a batch waits before the next. */
   readonly everyMs: number;
 }
@@ -34,17 +36,20 @@ const FOLD_BEFORE = `date_bin(interval '15 minutes', now() - interval '75 minute
  */
 export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[] => {
   const batch = p.add(h.batch);
+  const historyBatch = p.add(h.historyBatch);
   const history = `now() - ${ms(p, h.historyMs)}`;
   const metrics = `now() - ${ms(p, h.metricsMs)}`;
   // More than a batch past its retention in any table: the next busy tick cleans again. One probe
   // per table, reading a batch of its oldest index entries, and only when a cleanup runs.
   const behind = [
-    `(SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${batch}::int LIMIT 1) < ${history}`,
+    `(SELECT finished_at FROM ${t.runs} ORDER BY id OFFSET ${historyBatch}::int LIMIT 1) < ${history}`,
     `(SELECT minute FROM ${t.metrics} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
     `(SELECT minute FROM ${t.queueMinutes} ORDER BY minute OFFSET ${batch}::int LIMIT 1) < ${metrics}`,
     `(SELECT count(*) FROM hk_fold_scan) >= ${batch}::int`,
+    // Rate windows: a full batch looked at that found stale ones (a sweep round the table still finding them).
+    `((SELECT count(*) FROM hk_flow_scan) >= ${batch}::int AND EXISTS (SELECT 1 FROM hk_flow_scan WHERE updated_at < now() - ${ms(p, h.flowStaleMs)}))`,
     ...(h.deadLettersMs !== undefined
-      ? [`(SELECT dead_at FROM ${t.deadLetters} ORDER BY dead_at, id OFFSET ${batch}::int LIMIT 1) < now() - ${ms(p, h.deadLettersMs)}`]
+      ? [`(SELECT dead_at FROM ${t.deadLetters} ORDER BY dead_at, id OFFSET ${historyBatch}::int LIMIT 1) < now() - ${ms(p, h.deadLettersMs)}`]
       : []),
   ];
   const ctes = [
@@ -78,7 +83,7 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       RETURNING 1)`,
     `hk_runs AS (
       DELETE FROM ${t.runs} WHERE id IN (
-        SELECT id FROM (SELECT id, finished_at FROM ${t.runs} WHERE EXISTS (SELECT 1 FROM hk_gate) ORDER BY id LIMIT ${batch}::int) o
+        SELECT id FROM (SELECT id, finished_at FROM ${t.runs} WHERE EXISTS (SELECT 1 FROM hk_gate) ORDER BY id LIMIT ${historyBatch}::int) o
         WHERE finished_at < ${history})
       RETURNING 1)`,
     `hk_metrics AS (
@@ -112,7 +117,7 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
     ctes.push(`hk_dead AS (
       DELETE FROM ${t.deadLetters} WHERE id IN (
         SELECT id FROM ${t.deadLetters} WHERE EXISTS (SELECT 1 FROM hk_gate) AND dead_at < now() - ${ms(p, h.deadLettersMs)}
-        ORDER BY dead_at, id LIMIT ${batch}::int FOR UPDATE SKIP LOCKED)
+        ORDER BY dead_at, id LIMIT ${historyBatch}::int FOR UPDATE SKIP LOCKED)
       RETURNING 1)`);
   }
   return ctes;

@@ -47,10 +47,10 @@ const overview = async (base: string, c: DashboardContext) => {
   const props = { base, csrf: c.var.session.csrf, maxTicks: jobs.settings.maxTicks };
   let read: [Stats, Series];
   try {
-    read = await Promise.all([jobs.stats(), jobs.series(q(c.req.query("range")))]);
+    read = await Promise.all([jobs.stats({ minutes: false }), jobs.series(q(c.req.query("range")))]);
   } catch (e) {
     const range: SeriesRange = "1h";
-    return c.html(<Overview {...props} stats={await jobs.stats()} range={range} error={userError(e)} />, 400);
+    return c.html(<Overview {...props} stats={await jobs.stats({ minutes: false })} range={range} error={userError(e)} />, 400);
   }
   const [stats, series] = read;
   return c.html(<Overview {...props} stats={stats} series={series} range={series.range} />);

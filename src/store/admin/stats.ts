@@ -67,7 +67,15 @@ const countFields = (n: string, lim: string) =>
  * letters), each count stops at COUNT_LIMIT, the oldest due job of each is the first entry of its
  * index, and running jobs (few: at most the ticks' concurrency) are read along the lease index.
  */
-export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
+/** The last hour's counts per job and minute, as a jsonb array. */
+const MINUTES = (t: Tables): string => `coalesce((
+         SELECT jsonb_agg(jsonb_build_object(
+                  'minute', ${isoSql("minute")}, 'job', job_name, 'succeeded', succeeded, 'failed', failed,
+                  'retried', retried, 'deadLettered', dead_lettered, 'requeued', requeued,
+                  'durationMsSum', duration_ms_sum, 'durationMsMax', duration_ms_max) ORDER BY minute, job_name)
+         FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'), '[]'::jsonb)`;
+
+export const getStats = async (db: Db, t: Tables, minutes = true): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
     `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},
      ${looseScanCte("dead_heads", t.deadLetters, "job_name", "dead_at", "dead_at DESC", "true")},
@@ -98,12 +106,7 @@ export const getStats = async (db: Db, t: Tables): Promise<Stats> => {
          SELECT jsonb_agg(jsonb_build_object('job', job_name, 'lastDeadAt', ${isoSql("last")}) || ${countFields("n", "lim")} ORDER BY job_name)
          FROM dead), '[]'::jsonb),
        'countLimit', ${COUNT_LIMIT},
-       'minutes', coalesce((
-         SELECT jsonb_agg(jsonb_build_object(
-                  'minute', ${isoSql("minute")}, 'job', job_name, 'succeeded', succeeded, 'failed', failed,
-                  'retried', retried, 'deadLettered', dead_lettered, 'requeued', requeued,
-                  'durationMsSum', duration_ms_sum, 'durationMsMax', duration_ms_max) ORDER BY minute, job_name)
-         FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'), '[]'::jsonb),
+       'minutes', ${minutes ? MINUTES(t) : "'[]'::jsonb"},
        'lastTickAt', (SELECT ${isoSql("last_tick_at")} FROM ${t.state} WHERE id = 1),
        'lastReport', (SELECT jsonb_build_object(
            'slot', k.slot, 'claimed', k.claimed, 'succeeded', k.succeeded, 'retried', k.retried,

@@ -168,6 +168,8 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
     try {
       result = await bounded(send(c, text, params, options), Math.max(1, options.timeoutMs - (Date.now() - started)), () => cancelOnServer(c));
     } catch (error) {
+      // A connection cut mid-statement leaves its backend running it (one waiting on a lock runs when the lock frees).
+      if (databaseUnavailable(error) && !(error instanceof StatementTimeout)) cancelOnServer(c);
       // After a timeout the connection may still be waiting on the network: closing it destroys its socket.
       c.release(error instanceof Error ? error : true);
       throw error;

@@ -10,6 +10,8 @@ export interface StallProxy {
   freeze(): void;
   /** Forwards what was held and everything after. */
   thaw(): void;
+  /** Cuts every connection open now, both ways (new ones go through). */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,9 @@ export const startStallProxy = async (targetUrl: string): Promise<StallProxy> =>
     thaw() {
       frozen = false;
       for (const write of held.splice(0)) write();
+    },
+    cut() {
+      for (const s of sockets) s.destroy();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -81,6 +81,31 @@ describe("tick stops", () => {
     expect(jobs.logs.filter((e) => /requeueing running jobs/.test(e.msg))).toEqual([]);
   });
 
+  it("a final statement that fails is sent again after its pause within the grace: what it carries is written once", async () => {
+    const once = defineJob({ name: "final-once", schema: z.object({}), maxAttempts: 1, handler: () => sleep(300) });
+    let failFinal = true;
+    // The final statement (it releases the slot) fails once, as a blip at the tick's end would.
+    const blip: Db = {
+      query: <R,>(text: string, params?: readonly unknown[]) => {
+        if (failFinal && /finished_at = now\(\), reserved = /.test(text)) {
+          failFinal = false;
+          return Promise.reject(new Error("connection reset at the end"));
+        }
+        return h.db.query<R>(text, params);
+      },
+    };
+    const setup = await h.isolated([once]);
+    const jobs = h.make([once], { tablePrefix: setup.settings.tablePrefix }, blip);
+    await jobs.enqueue("final-once", {});
+    // The run goes past the deadline: the final statement requeues it (its one attempt spent: a dead letter).
+    const report = await jobs.tick({ budgetMs: 150, claimCutoffMs: 0, graceMs: 3_000 });
+    expect(failFinal).toBe(false);
+    expect(report).toMatchObject({ claimed: 1, deadLettered: 1 });
+    expect(jobs.logs.filter((e) => e.msg === "tick statement failed")).toEqual([expect.objectContaining({ error: "connection reset at the end", retryInMs: 250 })]);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.ticks} WHERE expires_at > now()`)).toEqual([{ n: 0 }]);
+  });
+
   it("while every statement fails, sends again at growing pauses until its deadline, then throws; the runs stay under their leases", async () => {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
@@ -96,13 +121,13 @@ describe("tick stops", () => {
     await jobs.enqueue("held-down", {});
     statements = 0;
     const started = Date.now();
-    await expect(jobs.tick({ budgetMs: 2_500, claimCutoffMs: 0 })).rejects.toThrow("connection refused");
+    await expect(jobs.tick({ budgetMs: 2_500, claimCutoffMs: 0, graceMs: 1_000 })).rejects.toThrow("connection refused");
     open();
     // The first statement claimed; the claims for the free slots after it failed, at pauses of 250, 500
-    // and 1,000 ms: a few statements, not a loop, then the final one, which failed too.
+    // and 1,000 ms: a few statements, not a loop, then the final one, sent again within the grace, failed too.
     const failedAt = jobs.logs.filter((e) => e.msg === "tick statement failed").map((e) => e.retryInMs);
     expect(failedAt.slice(0, 3)).toEqual([250, 500, 1_000]);
-    expect(statements).toBeLessThanOrEqual(8);
+    expect(statements).toBeLessThanOrEqual(9);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
     expect(await h.rows(`SELECT status, attempt FROM ${jobs.tables.queue}`)).toEqual([{ status: "running", attempt: 1 }]);
   });

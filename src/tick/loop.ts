@@ -46,8 +46,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const { started, deadline, cutoff, leaseMs, bound, lateBound } = tickClock(limits, settings);
   // A second statement goes out while one is in flight only for a worthwhile batch (see pump-plan.ts).
   const pipelineMin = pipelineMinFor(concurrency, env.flow?.enabled ?? false);
-  const settleBatch = 4 * concurrency;
-  const tickOwner = crypto.randomUUID();
+  const [settleBatch, tickOwner] = [4 * concurrency, crypto.randomUUID()];
   const flow = new FlowClaims(env.flow);
   const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger, (h) => unreserveSlot(db, tables, h, { timeoutMs: bound(true) }));
   // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
@@ -75,8 +74,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   // A fault in taking in a statement's result: the tick stops at once.
   let broken: { error: unknown } | undefined;
   let requeuedIds: string[] = [];
-  let queue: TickReport["queue"] = null;
-  let cleaned: TickReport["cleaned"] = null;
+  let [queue, cleaned]: [TickReport["queue"], TickReport["cleaned"]] = [null, null];
   const lateClaims: Run[] = [];
 
   const { signalWake, sleep, nap } = wakeable();
@@ -287,14 +285,19 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const cutShort = broken ? "failed" : options.signal?.aborted ? "stopped" : "deadline";
   abandonRuns(requeue, logger, cutShort);
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
-  const settlements = [...pending, ...[...overdue.values()].map(settledLate)];
+  pending = [...pending, ...[...overdue.values()].map(settledLate)];
   overdue.clear();
-  pending = [];
   let settledByFinal = new Set<string>();
   try {
-    if (slot || settlements.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
+    if (slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
-      const result = await step(finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed), settlements, [...requeue, ...lateClaims]);
+      const final = finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
+      let result: StepResult | undefined;
+      // Failed, it is sent again after its pause while the grace lasts: it carries what the runs owe.
+      for (let at = 0; !result && at < deadline + limits.graceMs; at = failures.waitUntil(Date.now()) ?? Date.now()) {
+        if (at > Date.now()) await nap(at - Date.now());
+        else result = await step(final, pending.splice(0), [...requeue, ...lateClaims]);
+      }
       settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
       // Claims that came back too late to start were no runs: returned, not requeued.
       requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));

@@ -2,8 +2,9 @@
 export const RETRY_AFTER_FAILURE_MS = [250, 500, 1_000, 2_000] as const;
 
 /**
- * A tick's failed statements. A statement is atomic, so one that failed changed nothing: the tick's
- * runs are still its own under their leases, and what it carried is still owed. The tick keeps its
+ * A tick's failed statements. A statement is atomic, so one the server refused changed nothing: the
+ * tick's runs are still its own under their leases, and what it carried is still owed (one whose answer
+ * was lost may have committed: sent again, its settlements are refused by their fences). The tick keeps its
  * runs going and sends again after a pause that grows with each failure in a row (claiming nothing
  * meanwhile); one statement that succeeds ends the streak. Stopping at the first failure instead
  * requeued runs whose handlers went on: another tick ran them beside the first (or, at their last

@@ -179,11 +179,12 @@ describe("enqueue", () => {
   it("refuses a batch of more than 64 MiB of jobs together with payload_too_large, storing none (each payload within its limit)", async () => {
     const bulky = defineJob({ name: "bulky", schema: z.object({ big: z.string() }), handler: () => {} });
     const jobs = await h.isolated([bulky]);
-    const big = "x".repeat(1_000_000);
+    // Three UTF-8 bytes a character: each payload about 1 MB, 70 of them 73 MB (in 24 million UTF-16 units).
+    const big = "\u4e2d".repeat(349_000);
     const error = await caught(jobs.enqueueUnchecked(Array.from({ length: 70 }, () => ({ job: "bulky", payload: { big } }))));
     expect({ code: error.code, message: error.message }).toEqual({
       code: "payload_too_large",
-      message: expect.stringMatching(/^enqueueMany's 70 jobs are \d+ bytes together; one call sends at most 67108864: split the batch$/),
+      message: expect.stringMatching(/^enqueueMany's 70 jobs are more than \d+ bytes together; one call sends at most 67108864: split the batch$/),
     });
     expect(await count(jobs.tables.queue)).toBe(0);
     expect(await jobs.enqueueMany(Array.from({ length: 20 }, () => ({ job: "bulky" as const, payload: { big } })))).toHaveLength(20);

@@ -35,6 +35,19 @@ export interface EnqueuedRow {
  */
 const MAX_BATCH_BYTES = 64 * 1024 * 1024;
 
+/** A text's UTF-8 bytes when they are more than `max` (counted until past it), else undefined. */
+const bytesOver = (text: string, max: number): number | undefined => {
+  // A UTF-16 unit is one to three bytes (a surrogate pair, two units, is four).
+  if (text.length > max) return text.length;
+  if (text.length * 3 <= max) return undefined;
+  let n = 0;
+  for (let i = 0; i < text.length && n <= max; i++) {
+    const c = text.charCodeAt(i);
+    n += c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c < 0xdc00 ? (i++, 4) : 3;
+  }
+  return n > max ? n : undefined;
+};
+
 const batchText = (rows: readonly NewJobRow[]): string => {
   let text: string | undefined;
   try {
@@ -42,9 +55,9 @@ const batchText = (rows: readonly NewJobRow[]): string => {
   } catch (error) {
     if (!(error instanceof RangeError)) throw error;
   }
-  // UTF-16 units: at most the bytes, close enough for a bound.
-  if (text === undefined || text.length > MAX_BATCH_BYTES) {
-    const size = text === undefined ? "more than V8's longest string" : `${text.length} bytes`;
+  const over = text === undefined ? Infinity : bytesOver(text, MAX_BATCH_BYTES);
+  if (text === undefined || over !== undefined) {
+    const size = text === undefined ? "more than V8's longest string" : `more than ${over} bytes`;
     throw new JobsError("payload_too_large", `enqueueMany's ${rows.length} jobs are ${size} together; one call sends at most ${MAX_BATCH_BYTES}: split the batch`, {
       count: rows.length, limit: MAX_BATCH_BYTES,
     });

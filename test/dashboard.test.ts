@@ -345,6 +345,37 @@ describe("dashboard replay and escaping", () => {
     await h.db.query(`DELETE FROM jobs_metrics WHERE job_name IN ('all', 'depth')`);
   });
 
+  it("draws a small chart for the 12 busiest jobs of the range only, and says how many more there are", async () => {
+    const { cookie } = await login();
+    // 15 jobs, job-01 the least busy: each with as many runs as its number.
+    await h.db.query(`INSERT INTO jobs_metrics (minute, job_name, succeeded)
+                      SELECT date_trunc('minute', now()), 'busy-' || lpad(i::text, 2, '0'), i FROM generate_series(1, 15) i`);
+    try {
+      const html = await (await app.request(`${ORIGIN}/dashboard/`, { headers: { cookie } })).text();
+      const perJob = [...html.matchAll(/ id="chart-job-([^"]+)"/g)].map((m) => decodeURIComponent(m[1]!));
+      // Other tests' jobs have runs in this hour too: the busiest 12 of them all, by name.
+      const { rows } = await h.db.query<{ job_name: string }>(`SELECT job_name FROM jobs_metrics WHERE minute > now() - interval '1 hour'
+        GROUP BY job_name ORDER BY sum(succeeded + retried + dead_lettered + requeued) DESC, job_name LIMIT 12`);
+      expect(perJob).toEqual(rows.map((r) => r.job_name).sort());
+      expect(perJob).toContain("busy-15");
+      expect(perJob).not.toContain("busy-01");
+      const [all] = (await h.db.query<{ n: number }>(`SELECT count(DISTINCT job_name)::int AS n FROM jobs_metrics WHERE minute > now() - interval '1 hour'`)).rows;
+      expect(html).toContain(`and ${all!.n - 12} less busy jobs`);
+    } finally {
+      await h.db.query(`DELETE FROM jobs_metrics WHERE job_name LIKE 'busy-%'`);
+    }
+  });
+
+  it("refreshes the 24 h and 7 d charts when the page loads, not on every live poll (the hour's chart is live)", async () => {
+    const { cookie } = await login();
+    const live = async (range: string, headers: Record<string, string>) =>
+      (await (await app.request(`${ORIGIN}/dashboard/?range=${range}`, { headers: { cookie, ...headers } })).text()).includes('id="ov-charts"');
+    expect(await live("7d", {})).toBe(true);
+    expect(await live("7d", { "x-pgtick-live": "1" })).toBe(false);
+    expect(await live("24h", { "x-pgtick-live": "1" })).toBe(false);
+    expect(await live("1h", { "x-pgtick-live": "1" })).toBe(true);
+  });
+
   it("pages each list with its filter kept: on to the next page, and back to the first", async () => {
     const { cookie } = await login();
     // 51 notes dead-lettered (a dead letter and a run each), and 51 delayed ones queued: one more than a page.

@@ -34,6 +34,9 @@ export const RangePicker: FC<{ base: string; range: SeriesRange }> = ({ base, ra
   </nav>
 );
 
+/** How many jobs get a small chart of their own: the busiest in the range. */
+const PER_JOB_CHARTS = 12;
+
 const sum = (rows: ReadonlyArray<readonly number[]>, k: number) => rows.reduce((n, r) => n + (r[k] ?? 0), 0);
 
 /** Throughput (all jobs, then one small chart per job on one shared scale), queue depth and oldest wait. */
@@ -64,7 +67,10 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
     wait[i] = [p.oldestWaitMs ?? 0];
   }
   const top = (rows: number[][]) => Math.max(0, ...rows.map((r) => r.reduce((a, b) => a + b, 0)));
-  const shared = niceMax(Math.max(0, ...[...byJob.values()].map(top)));
+  // A small chart for each of the busiest jobs only: a page of hundreds was megabytes, redrawn every poll.
+  const runs = (rows: number[][]) => rows.reduce((n, r) => n + r.reduce((a, b) => a + b, 0), 0);
+  const shown = [...byJob.entries()].sort(([a, x], [b, y]) => runs(y) - runs(x) || (a < b ? -1 : 1)).slice(0, PER_JOB_CHARTS).map(([job]) => job).sort();
+  const shared = niceMax(Math.max(0, ...shown.map((job) => top(byJob.get(job)!))));
   const at = (i: number) => `${new Date(start + i * s.bucketMs).toISOString().slice(5, 16).replace("T", " ")} UTC`;
   const unit = `jobs per ${ui.per}`;
   const totals = (rows: number[][]) => THROUGHPUT.map((x, k) => `${num(sum(rows, k))} ${x.label}`).join(" · ");
@@ -96,8 +102,9 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
       <Legend series={THROUGHPUT} />
       {chart("chart-all", "All jobs", all, allMax, 150)}
       <div class="sm" id="per-job">
-        {[...byJob.keys()].sort().map((job) => chart(`chart-job-${encodeURIComponent(job)}`, job, byJob.get(job)!, shared, 48))}
+        {shown.map((job) => chart(`chart-job-${encodeURIComponent(job)}`, job, byJob.get(job)!, shared, 48))}
       </div>
+      {byJob.size > shown.length ? <p class="muted">and {num(byJob.size - shown.length)} less busy {byJob.size - shown.length === 1 ? "job" : "jobs"} (the run history lists every run)</p> : null}
       <h2>Queue over time</h2>
       <Legend series={DEPTH} />
       <div class="sm">

@@ -2,7 +2,7 @@
 // 500 to the caller and nothing enqueued. Before, JOBS_KICK broke the whole Edge function at start-up (and
 // every Worker request with a bare exception), and a malformed JOBS_KICK_URL let the API take jobs that the
 // cron's tick, failing on it, would never run.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { defineJob } from "../src/index.js";
 import { cloudflareWorker } from "../src/platform/cloudflare.js";
@@ -55,5 +55,42 @@ describe("wrong kick settings", () => {
       ['vercel {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
       ['worker {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
     ]);
+  });
+});
+
+describe("a DATABASE_URL that is not Neon's, on the edge", () => {
+  it("is refused as misconfigured before anything is sent: Neon's HTTP driver would send its password to api. and the host's domain", async () => {
+    const sent: string[] = [];
+    const fetchSpy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input) => {
+      sent.push(input instanceof Request ? input.url : String(input));
+      throw new TypeError("fetch failed (intercepted)");
+    });
+    try {
+      const answers: Array<[string, number, string]> = [];
+      for (const host of ["my-pg.fly.dev", "pg.internal.example.com", "ep-cool-1234.us-east-2.aws.neon.tech"]) {
+        const env = { DATABASE_URL: `postgres://app:S3CRET@${host}:5432/app`, JOBS_API_TOKEN: TOKEN, JOBS_KICK: "off" };
+        const vercel = vercelApi({ jobs: [job] }, { env });
+        const response = await vercel(new Request("https://app.example/api/jobs", enqueue));
+        answers.push([host, response.status, ((await response.json()) as { error?: { code: string } }).error?.code ?? "none"]);
+        // The open health check answers any failure as the database not answering.
+        expect((await vercel(new Request("https://app.example/api/health"))).status).toBe(503);
+        const worker = cloudflareWorker({ jobs: [job] });
+        const fromWorker = await worker.fetch(new Request("https://app.example/api/jobs", enqueue), env, ctx);
+        answers.push([`worker ${host}`, fromWorker.status, ((await fromWorker.json()) as { error?: { code: string } }).error?.code ?? "none"]);
+      }
+      expect(answers).toEqual([
+        ["my-pg.fly.dev", 500, "internal"],
+        ["worker my-pg.fly.dev", 500, "internal"],
+        ["pg.internal.example.com", 500, "internal"],
+        ["worker pg.internal.example.com", 500, "internal"],
+        // Neon's own endpoint is used (here it cannot be reached).
+        ["ep-cool-1234.us-east-2.aws.neon.tech", 503, "unavailable"],
+        ["worker ep-cool-1234.us-east-2.aws.neon.tech", 503, "unavailable"],
+      ]);
+      expect(sent.filter((url) => new URL(url).hostname !== "api.us-east-2.aws.neon.tech")).toEqual([]);
+      expect(sent.length).toBeGreaterThan(0);
+    } finally {
+      fetchSpy.mockRestore();
+    }
   });
 });

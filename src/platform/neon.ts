@@ -1,9 +1,14 @@
 // The Neon driver for edge runtimes (Vercel Edge, Cloudflare Workers): Web APIs only.
+import { JobsError } from "../errors.js";
 import { read } from "../settings/catalog.js";
 import { neon, neonConfig, Pool } from "@neondatabase/serverless";
 import type { Env } from "../settings/library.js";
 import { fromNeonHttp, fromPg } from "../db.js";
 import { CONNECT_TIMEOUT_MS, type Connection, databaseUrl, logIdleConnectionError } from "./connection.js";
+
+/** The driver's own HTTP endpoint (`api.` and the database host less its first label), and what NEON_LOCAL_HTTP replaced. */
+const DRIVER_ENDPOINT = neonConfig.fetchEndpoint;
+let replaced: { endpoint: typeof neonConfig.fetchEndpoint } | undefined;
 
 /**
  * Points the driver at a local, unencrypted endpoint instead of Neon's:
@@ -19,8 +24,15 @@ const configure = (env: Env): void => {
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
+  // The driver's settings are global: an endpoint set for one env is put back for another without it.
   const http = read(env, "NEON_LOCAL_HTTP");
-  if (http) neonConfig.fetchEndpoint = http;
+  if (http) {
+    replaced ??= { endpoint: neonConfig.fetchEndpoint };
+    neonConfig.fetchEndpoint = http;
+  } else if (replaced) {
+    neonConfig.fetchEndpoint = replaced.endpoint;
+    replaced = undefined;
+  }
 };
 
 /** A Neon Pool over WebSockets: one connection carries every statement of a tick. */
@@ -31,10 +43,21 @@ export const neonPool = (env: Env, max = 5): Connection => {
   return { db: fromPg(pool), close: () => pool.end() };
 };
 
+/** Hosts of Neon's endpoints (Vercel's Postgres is Neon's, under a domain of its own). */
+const NEON_HOST = /\.(neon\.tech|vercel-storage\.com)$/i;
+
 /** Neon's `neon()` over HTTP: one round trip per statement, no connection to open or close. */
 export const neonHttp = (env: Env): Connection => {
   configure(env);
-  return { db: fromNeonHttp(neon(databaseUrl(env))), close: async () => {} };
+  const url = databaseUrl(env);
+  // neon() sends the connection string, password and all, to the host with its first label made `api.`:
+  // for a database that is not Neon's, a host that is not the database's (api.fly.dev for my-pg.fly.dev).
+  // An endpoint set on purpose (NEON_LOCAL_HTTP, or the app's own neonConfig) is trusted.
+  const host = URL.canParse(url) ? new URL(url).hostname : "";
+  if (neonConfig.fetchEndpoint === DRIVER_ENDPOINT && !NEON_HOST.test(host)) {
+    throw new JobsError("invalid_config", `DATABASE_URL's host ${JSON.stringify(host)} is not a Neon endpoint (*.neon.tech): on this runtime the API reaches the database through Neon's HTTP endpoint, which would be sent its password; use a Neon database here`);
+  }
+  return { db: fromNeonHttp(neon(url)), close: async () => {} };
 };
 
 /**

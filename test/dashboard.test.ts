@@ -157,11 +157,14 @@ describe("dashboard login and session", () => {
   });
 
   it("sends the login only back inside the dashboard", async () => {
-    for (const next of ["//evil.test/x", "https://evil.test/", "/elsewhere", "/dashboard\\..\\x"]) {
+    // Dot segments, plain or encoded, that a browser resolves out of the dashboard too.
+    for (const next of ["//evil.test/x", "https://evil.test/", "/elsewhere", "/dashboard\\..\\x", "/dashboard/../api/health", "/dashboard/..//evil.test",
+      "/dashboard/%2e%2e/api/health", "/dashboard/.%2E/x", "/dashboard/./../x"]) {
       const res = await post("/dashboard/login", { password: PASSWORD, next });
       expect(res.headers.get("location")).toBe("/dashboard/");
     }
     expect((await post("/dashboard/login", { password: PASSWORD, next: "/dashboard/jobs?job=a" })).headers.get("location")).toBe("/dashboard/jobs?job=a");
+    expect((await post("/dashboard/login", { password: PASSWORD, next: "/dashboard/runs?job=a%2Fb" })).headers.get("location")).toBe("/dashboard/runs?job=a%2Fb");
     // Mounted at the root, a tab or newline a browser drops would leave "//evil.test".
     const root = createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD }, basePath: "/" });
     for (const next of ["/\t/evil.test", "/\n/evil.test", "/ /evil.test"]) {

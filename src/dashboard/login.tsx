@@ -42,8 +42,10 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
   const { base } = d;
   /** Only a path inside the dashboard may be a post-login destination. */
   // Browsers drop tabs and newlines from a URL: mounted at the root, "/\t/evil.test" would become "//evil.test".
+  // And the path as a browser resolves it (dot segments, plain or encoded) must stay inside too.
+  const inside = (next: string) => URL.canParse(next, "http://x") && new URL(next, "http://x").pathname.startsWith(`${base}/`);
   const safeNext = (next: unknown) =>
-    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") && !/[\u0000-\u0020\u007f]/.test(next)
+    typeof next === "string" && next.startsWith(`${base}/`) && !next.startsWith("//") && !next.includes("\\") && !/[\u0000-\u0020\u007f]/.test(next) && inside(next)
       ? next
       : `${base}/`;
 

@@ -73,12 +73,12 @@ describe("vercel build", () => {
     const h = await harness("deploy_vercel_build");
     await setup(h.db);
     const { id } = await h.make(exampleJobs).enqueue("example.record", { note: "built" });
-    Object.assign(process.env, { DATABASE_URL: h.url, CRON_SECRET: "built-secret", JOBS_KICK: "off" });
+    Object.assign(process.env, { DATABASE_URL: h.url, CRON_SECRET: "built-secret-0123456789", JOBS_KICK: "off" });
     const built = (await import(/* @vite-ignore */ pathToFileURL(join(OUTPUT, "functions/api/tick.func/api/tick.js")).href)) as {
       GET: (request: Request) => Promise<Response>;
     };
     expect((await built.GET(new Request("http://deployment.test/api/tick"))).status).toBe(401);
-    const response = await built.GET(new Request("http://deployment.test/api/tick", { headers: { authorization: "Bearer built-secret" } }));
+    const response = await built.GET(new Request("http://deployment.test/api/tick", { headers: { authorization: "Bearer built-secret-0123456789" } }));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(await h.rows("SELECT job_id::text, note FROM example_events")).toEqual([{ job_id: id, note: "built" }]);

@@ -69,6 +69,20 @@ describe("auth", () => {
     expect((await blank("GET", "/api/stats", { token: null, headers: { authorization: "Bearer ," } })).status).toBe(401);
   });
 
+  it("is closed, and says why, when a token or the cron secret is shorter than 16 characters (guessed in seconds)", async () => {
+    const short = caller(createApp({ jobs, env: { JOBS_API_TOKEN: `zqx,${API_TOKENS}`, CRON_SECRET: "s3cret-15-chars" } }));
+    for (const token of ["zqx", API_TOKENS.split(",")[0]!]) {
+      const r = await short("GET", "/api/stats", { token });
+      expectError(r, 401, "unauthorized");
+      expect(r.body.error).toMatchObject({ message: expect.stringContaining("JOBS_API_TOKEN holds a value shorter than 16 characters"), details: { reason: "too_short" } });
+    }
+    const t = await short("GET", "/api/tick", { token: "s3cret-15-chars" });
+    expectError(t, 401, "unauthorized");
+    expect(t.body.error.message).toContain("CRON_SECRET holds a value shorter than 16 characters");
+    const long = caller(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS, CRON_SECRET: "s3cret-16-chars!" } }));
+    expect((await long("GET", "/api/tick", { token: "s3cret-16-chars!" })).status).toBe(200);
+  });
+
   it("serves health without auth and without secrets", async () => {
     const r = await call("GET", "/api/health", { token: null });
     expect(r.status).toBe(200);

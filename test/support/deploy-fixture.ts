@@ -10,7 +10,7 @@ import { startWorker } from "./miniflare.js";
 import { type Served, serveFetch, startNeonHttp } from "./neon-http.js";
 import { startWsProxy, type WsProxy } from "./ws-proxy.js";
 
-export const TOKEN = "test-api-token";
+export const TOKEN = "test-api-token-0123456789";
 export const SECRET = "test-cron-secret";
 
 /** A deployment as its users reach it: HTTP in, the platform's cron, its database. */

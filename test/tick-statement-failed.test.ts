@@ -4,7 +4,7 @@
 import pg from "pg";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob } from "../src/index.js";
+import { type Db, defineJob } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick_statement_failed");
@@ -57,3 +57,29 @@ it("a settle that hits the server's statement timeout on a locked row is sent ag
     { job_name: "short", outcome: "succeeded", attempt: 1 },
   ]);
 }, 30_000);
+
+it("a statement whose answer is lost after it committed is not counted twice: what it carried is not sent again", async () => {
+  const noop = defineJob({ name: "noop", schema: z.object({ n: z.number() }), handler: () => {} });
+  const setup = await h.isolated([noop]);
+  let lose = true;
+  // The final statement reaches the server and commits; its answer is lost on the way back.
+  const lossy: Db = {
+    query: async <R,>(text: string, params?: readonly unknown[]) => {
+      const answer = await h.db.query<R>(text, params);
+      if (lose && /finished_at = now\(\), reserved = /.test(text)) {
+        lose = false;
+        throw new Error("Connection terminated unexpectedly");
+      }
+      return answer;
+    },
+  };
+  const jobs = h.make([noop], { tablePrefix: setup.settings.tablePrefix }, lossy);
+  await jobs.enqueueMany(Array.from({ length: 300 }, (_, n) => ({ job: "noop" as const, payload: { n } })));
+  const report = await jobs.tick({ budgetMs: 10_000, concurrency: 32 });
+  expect(lose).toBe(false);
+  const [metrics] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.metrics}`);
+  const [history] = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.runs} WHERE outcome = 'succeeded'`);
+  const [slot] = await h.rows<{ n: number }>(`SELECT coalesce(sum(succeeded), 0)::int AS n FROM ${jobs.tables.ticks}`);
+  expect({ metrics: metrics!.n, history: history!.n, slot: slot!.n }).toEqual({ metrics: 300, history: 300, slot: 300 });
+  expect(report.succeeded).toBeLessThanOrEqual(300);
+});

@@ -17,7 +17,8 @@ export interface Carried {
  * metrics rows returned instead of written. Both come from SQL over the fenced settle CTEs, as a
  * written row would; a statement that writes takes them on (`carriedBy`), so a busy tick writes
  * its hot rows about once a second instead of once per statement, and its final statement writes
- * what is left. Lost only if the process dies mid-tick (the runs' history rows are written at once).
+ * what is left. Lost if the process dies mid-tick, or a statement carrying them loses its answer (it may
+ * have written them: they are not sent twice); the runs' history rows are written at once.
  */
 export class Carry {
   private counts: TickCounts = ZERO_COUNTS;
@@ -58,7 +59,7 @@ export class Carry {
     return taken;
   }
 
-  /** The writing statement is back; if it failed (so wrote nothing), what it carried is taken back. */
+  /** The writing statement is back; if the server refused it (so it wrote nothing), what it carried is taken back. */
   written(taken: Carried, failed: boolean) {
     this.writing--;
     this.lastWriteAt = Date.now();

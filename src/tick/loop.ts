@@ -19,7 +19,7 @@ import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
-import { StatementFailures } from "./statement-failures.js";
+import { refusedByServer, StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
@@ -93,10 +93,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     return free() > 0;
   });
 
-  const send = (input: StepInput) => {
-    statements++;
-    return runStep(db, tables, { ...input, history }, { timeoutMs: bound(input.slot?.mode === "release") });
-  };
+  const send = (input: StepInput) => (statements++, runStep(db, tables, { ...input, history }, { timeoutMs: bound(input.slot?.mode === "release") }));
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
 
@@ -167,20 +164,22 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     claiming += want;
     const taken = writes(plain) ? carry.take() : undefined;
     const input = taken ? carriedBy(plain, taken) : plain;
-    let result: StepResult | undefined;
+    let [result, refused]: [StepResult | undefined, boolean] = [undefined, false];
     try {
       result = await settle(send, input, settlements, logger);
       failures.succeeded();
     } catch (error) {
-      // The statement is atomic: none of it happened, so its settlements (and what it carried) are still owed.
+      // Atomic: one the server refused did nothing, so its settlements and what it carried are still owed. One whose answer
+      // was lost may have committed: its settlements go again (their fences refuse a repeat), what it carried does not.
       pending = [...settlements, ...pending];
+      refused = refusedByServer(error);
       const retryInMs = failures.failed(error, Date.now());
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;
       logger.log("error", "tick statement failed", { error: errorText(error), retryInMs, runs: runs.size, maxInFlight });
     } finally {
       claiming -= want;
-      if (taken) carry.written(taken, result === undefined);
+      if (taken) carry.written(taken, result === undefined && refused);
       inflight--;
       if (settleOnly) settling--;
       signalWake();

@@ -37,3 +37,13 @@ export class StatementFailures {
     return now < this.until ? this.until : undefined;
   }
 }
+
+/**
+ * Whether the server refused the statement (it answered with an error: the transaction rolled back), as
+ * opposed to an answer lost on the way (the connection cut, the client's own timeout), after which the
+ * statement may have committed. A connection exception (class 08) is the second kind.
+ */
+export const refusedByServer = (error: unknown): boolean => {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith("08");
+};

@@ -11,6 +11,8 @@ import { ROOT } from "../scripts/build-worker.js";
 import { VERCEL_TICK_MAX_DURATION_S } from "../src/platform/budget.js";
 import { harness } from "./support/harness.js";
 
+// At the file's top, so that its database is dropped after the file (made inside a test, it was left behind).
+const h = await harness("deploy_vercel_build");
 const OUTPUT = join(ROOT, ".vercel", "output");
 const json = <T>(path: string): T => JSON.parse(readFileSync(join(OUTPUT, path), "utf8")) as T;
 const walk = (dir: string): string[] =>
@@ -70,7 +72,6 @@ describe("vercel build", () => {
   });
 
   it("the built tick function is a Request → Response handler that runs the queue against the real server", async () => {
-    const h = await harness("deploy_vercel_build");
     await setup(h.db);
     const { id } = await h.make(exampleJobs).enqueue("example.record", { note: "built" });
     Object.assign(process.env, { DATABASE_URL: h.url, CRON_SECRET: "built-secret-0123456789", JOBS_KICK: "off" });

@@ -1,6 +1,7 @@
 // Defining a schedule, without a database: what defineSchedule and createJobs refuse (naming the
 // schedule), descriptions in words, and the defaults.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { CronRule } from "../src/schedules/cron.js";
 import { z } from "zod";
 import { createJobs, defineJob, defineSchedule, fromPg, JobsError, type PgLike } from "../src/index.js";
 
@@ -68,5 +69,23 @@ describe("validation", () => {
       missed: "skip",
       next: ["2024-01-02T00:00:00.000Z"],
     });
+  });
+
+  it("checks a defined schedule once: it is frozen, and building a queue (per request on the edge) does no cron arithmetic for it", () => {
+    const job = defineJob({ name: "mail", schema: z.object({ to: z.string() }), handler: () => {} });
+    const db = fromPg({ query: async () => ({ rows: [], rowCount: 0 }) } satisfies PgLike);
+    const schedules = Array.from({ length: 50 }, (_, i) =>
+      defineSchedule({ name: `s${i}`, cron: `${i} 8 * * *`, timezone: "Asia/Tokyo", job: "mail", payload: { to: "a" }, missed: { catchUp: 2 } }));
+    expect(Object.isFrozen(schedules[0]) && Object.isFrozen(schedules[0]!.missed)).toBe(true);
+    expect(defineSchedule(schedules[0]!)).toBe(schedules[0]);
+    const next = vi.spyOn(CronRule.prototype, "nextAfter");
+    try {
+      createJobs({ db, jobs: [job], schedules });
+      expect(next).not.toHaveBeenCalled();
+    } finally {
+      next.mockRestore();
+    }
+    // A copy is a plain object: checked again.
+    expect(code(() => createJobs({ db, jobs: [job], schedules: [{ ...schedules[0]!, cron: "61 * * * *" }] })).code).toBe("invalid_schedule");
   });
 });

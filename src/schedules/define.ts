@@ -46,6 +46,13 @@ export interface Schedule {
   readonly description: string;
 }
 
+/**
+ * Schedules this module made: frozen, so already valid. Building a queue checks each schedule it is given
+ * again (plain objects are accepted too), and edge runtimes build one per request: parsing and checking
+ * 100 cron rules there cost about 13 ms of CPU a request.
+ */
+const defined = new WeakSet<Schedule>();
+
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-/]{0,127}$/;
 const MAX_CATCH_UP = 1_000;
 
@@ -75,6 +82,7 @@ const checkDayMatch = (name: string, dayMatch: unknown): DayMatch | undefined =>
  * with code `invalid_schedule` naming the schedule.
  */
 export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
+  if (defined.has(definition as Schedule)) return definition as Schedule;
   const { name } = definition ?? {};
   if (typeof name !== "string" || !NAME.test(name)) {
     invalid(name, "name must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit", { field: "name" });
@@ -99,5 +107,7 @@ export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
   const missed = checkMissed(name, definition.missed);
   // The words describe "or" days; under "and" the expression is shown with what it means.
   const description = dayMatch === "and" && rule.bothDaysRestricted ? `cron "${cron}" on days matching both day fields (${timezone})` : describeRule(rule);
-  return { name, cron, timezone, job: definition.job, payload: definition.payload, missed, dayMatch, rule, description };
+  const schedule: Schedule = Object.freeze({ name, cron, timezone, job: definition.job, payload: definition.payload, missed: Object.freeze(missed), dayMatch, rule, description });
+  defined.add(schedule);
+  return schedule;
 };

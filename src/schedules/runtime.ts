@@ -76,7 +76,7 @@ const prepare = (
 ): Prepared[] => {
   const seen = new Set<string>();
   return input.map((item) => {
-    // Re-validate even defined ones: cheap, and plain objects are accepted too.
+    // Plain objects are accepted too: checked here; defined ones (frozen) come back as they are.
     const schedule = defineSchedule(item);
     if (seen.has(schedule.name)) {
       throw new JobsError("invalid_schedule", `schedule "${schedule.name}" is defined twice`, { schedule: schedule.name });

@@ -79,7 +79,7 @@ describe("dead-letters", () => {
 
     const bulk = await cli(["dead-letters", "replay", c!, "00000000-0000-4000-8000-000000000000", "--json"]);
     expect(bulk.code).toBe(EXIT.notFound);
-    expect(json(bulk)).toEqual({ replayed: [c], skipped: [{ id: "00000000-0000-4000-8000-000000000000", reason: "not_found" }], remaining: 0 });
+    expect(json(bulk)).toEqual({ replayed: [c], skipped: [{ id: "00000000-0000-4000-8000-000000000000", reason: "not_found" }], remaining: 0, nextCursor: null });
     const byJob = await cli(["dead-letters", "replay", "--job", "sync-inventory"]);
     expect(byJob.code).toBe(0);
     expect(byJob.stdout).toBe("replayed 1 dead letter\n");
@@ -185,7 +185,15 @@ describe("stats", () => {
     await rows(`INSERT INTO {p}dead_letters (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
                 SELECT gen_random_uuid(), 'sync-inventory', '{"sku":"S"}', 1, 1, 'permanent', now(), now() FROM generate_series(1, 11500)`);
     const replay = await cli(["dead-letters", "replay", "--job", "sync-inventory"]);
-    expect(replay.stdout).toContain("10000+ left for sync-inventory: run it again to continue");
+    expect(replay.stdout).toMatch(/^replayed 1000 dead letters\n10000\+ left for sync-inventory\nmore: pgtick dead-letters replay --job sync-inventory --cursor \S+\n$/);
+    // Each call goes on from where the last stopped.
+    let out = replay.stdout;
+    const counts: number[] = [];
+    for (let more = /--cursor (\S+)/.exec(out); more; more = /--cursor (\S+)/.exec(out)) {
+      out = (await cli(["dead-letters", "replay", "--job", "sync-inventory", "--cursor", more[1]!])).stdout;
+      counts.push(Number(/^replayed (\d+)/.exec(out)![1]));
+    }
+    expect(counts.reduce((a, b) => a + b, 1000)).toBe(11_500);
   });
 
   it("marks a count that stopped at its limit with a + (10000 read as exact)", async () => {

@@ -302,6 +302,24 @@ describe("dashboard replay and escaping", () => {
     expect((await jobs.tick({ budgetMs: 5_000 })).succeeded).toBe(1);
   });
 
+  it("replays all matching past more than 10,000 letters a live job holds in one click (each call reads at most 10,000)", async () => {
+    const t = jobs.tables;
+    await h.db.query(`INSERT INTO ${t.queue} (id, job_name, payload, run_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'note', '{"text":"x"}', now() + interval '1 hour', 'held-' || g FROM generate_series(1, 12000) g`);
+    await h.db.query(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'note', '{"text":"x"}', 1, 1, 0, 'exhausted', now() - interval '1 day' + g * interval '1 millisecond', now(),
+                             CASE WHEN g <= 12000 THEN 'held-' || g END
+                      FROM generate_series(1, 12003) g`);
+    try {
+      const { cookie, csrf } = await login();
+      const res = await post("/dashboard/dead-letters/replay-all", { _csrf: csrf, job: "note", reason: "" }, { cookie });
+      expect(res.headers.get("location")).toBe("/dashboard/dead-letters?done=replayed&n=3");
+    } finally {
+      await h.db.query(`DELETE FROM ${t.queue} WHERE job_name = 'note'`);
+      await h.db.query(`DELETE FROM ${t.deadLetters} WHERE job_name = 'note'`);
+    }
+  });
+
   it("escapes HTML in payloads and errors on every page that shows them", async () => {
     const evil = `<script>alert(1)</script>"'&`;
     const id = await makeDead({ text: evil }, "note");

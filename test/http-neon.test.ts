@@ -59,7 +59,7 @@ describe("the API over the Neon Pool, one pool per request", () => {
     expect((await call("POST", `/api/dead-letters/${b}/replay`, { json: { payload: { n: "x" } } })).body.error.code).toBe("invalid_payload");
     expect((await call("POST", `/api/dead-letters/${b}/replay`, { json: { payload: { n: 20 } } })).status).toBe(200);
     const bulk = await call("POST", "/api/dead-letters/replay", { json: { ids: [c, a] } });
-    expect(bulk.body).toEqual({ replayed: [c], skipped: [{ id: a, reason: "not_found" }], remaining: 0 });
+    expect(bulk.body).toEqual({ replayed: [c], skipped: [{ id: a, reason: "not_found" }], remaining: 0, nextCursor: null });
     expect((await call("DELETE", `/api/dead-letters/${d}`)).body).toEqual({ id: d, discarded: true });
     const stats = await call("GET", "/api/stats");
     expect(stats.body.queue).toEqual([{ job: "dies", status: "queued", count: 3, oldestWaitingMs: expect.any(Number) }]);

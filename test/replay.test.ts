@@ -222,6 +222,59 @@ describe("a bulk replay by filter over many dead letters", () => {
   }, 60_000);
 });
 
+describe("a bulk replay by filter behind many letters a live job holds", () => {
+  it("reads at most 10,000 letters a call and returns a cursor to go on from, so each call is bounded and the calls end", async () => {
+    const jobs = await h.isolated([]);
+    const t = jobs.tables;
+    const held = 40_000;
+    // Each older letter's idempotency key is held by a queued job; the five newest are free.
+    await h.db.query(`INSERT INTO ${t.queue} (id, job_name, payload, run_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'mail', '{}', now() + interval '1 hour', 'k' || g FROM generate_series(1, ${held}) g`);
+    await h.db.query(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'mail', '{}', 1, 1, 0, 'exhausted', now() - interval '1 day' + g * interval '1 millisecond', now() - interval '2 days',
+                             CASE WHEN g <= ${held} THEN 'k' || g END
+                      FROM generate_series(1, ${held + 5}) g`);
+    await h.db.query(`ANALYZE ${t.queue}`);
+    await h.db.query(`ANALYZE ${t.deadLetters}`);
+    const sent: Array<{ text: string; params: unknown[] | undefined }> = [];
+    const spy = { query: (text: string, params?: unknown[]) => (sent.push({ text, params }), Promise.resolve({ rows: [], rowCount: 0 })) };
+    await bulkReplay(spy as never, t, { job: "mail" });
+    type Node = { "Node Type": string; "Relation Name"?: string; "Actual Rows": number; "Actual Loops": number; Plans?: Node[] };
+    const nodes = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+    const client = await h.main.connect();
+    try {
+      await client.query("BEGIN");
+      const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: Node }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.text}`, sent[0]!.params);
+      await client.query("ROLLBACK");
+      const letters = nodes(rows[0]!["QUERY PLAN"][0]!.Plan).filter((n) => n["Relation Name"] === t.deadLetters);
+      expect(letters.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);
+      const read = letters
+        .reduce((sum, n) => sum + n["Actual Rows"] * n["Actual Loops"], 0);
+      // The walk, its last row found again, and the count past it: each at most 10,000 (it read all 40,005, twice).
+      expect(read).toBeLessThanOrEqual(3 * 10_000 + 5);
+    } finally {
+      client.release();
+    }
+    const first = await bulkReplay(h.db, t, { job: "mail" });
+    expect(first).toMatchObject({ replayed: [], skipped: [], nextCursor: expect.any(String) });
+    const replayed: string[] = [];
+    let calls = 1;
+    for (let cursor = first.nextCursor; cursor !== null; calls++) {
+      const r = await bulkReplay(h.db, t, { job: "mail", cursor });
+      replayed.push(...r.replayed);
+      cursor = r.nextCursor;
+    }
+    expect({ calls, replayed: replayed.length }).toEqual({ calls: 5, replayed: 5 });
+    const { rows: left } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t.deadLetters}`);
+    expect(left[0]!.n).toBe(held);
+  }, 120_000);
+
+  it("refuses a cursor it did not give", async () => {
+    const jobs = await h.isolated([]);
+    await expect(bulkReplay(h.db, jobs.tables, { job: "mail", cursor: "nope" })).rejects.toMatchObject({ code: "invalid_options", details: { field: "cursor" } });
+  });
+});
+
 describe("a cancelled job", () => {
   it("reads as cancelled, also after it was replayed from its dead letter (it read as dead), and can be run again from its run", async () => {
     const doomed = defineJob({ name: "doomed-once", schema: z.object({ n: z.number() }), handler: () => { throw new PermanentJobError("no"); } });

@@ -85,7 +85,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     get(id: string): Promise<DeadLetterView | null>;
     /** Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema. */
     replay(id: string, edit?: { payload: unknown }): Promise<{ id: string; replayed: true }>;
-    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string; limit?: number }): Promise<BulkReplayResult>;
+    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<BulkReplayResult>;
     discard(id: string): Promise<{ id: string; discarded: true }>;
     discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
   };

@@ -59,7 +59,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
         { type: "object", additionalProperties: false, required: ["ids"], properties: { ids } },
         {
           type: "object", additionalProperties: false, required: ["job"],
-          properties: { job: { type: "string" }, reason: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: MAX_BULK_REPLAY } },
+          properties: {
+            job: { type: "string" }, reason: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: MAX_BULK_REPLAY },
+            cursor: { type: "string", description: "the nextCursor of the call before, to go on from where it stopped" },
+          },
         },
       ],
     }),
@@ -70,6 +73,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
           replayed: { type: "array", items: { type: "string" } },
           skipped: { type: "array", items: { type: "object", properties: { id: { type: "string" }, reason: { enum: ["not_found", "conflict"] } } } },
           remaining: { type: "integer" },
+          nextCursor: { type: ["string", "null"], description: "by filter: pass back as cursor to go on; null when the call read to the end" },
         },
       }),
       ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_options", "conflict"),

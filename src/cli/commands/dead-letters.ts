@@ -84,6 +84,7 @@ const replay: CommandSpec = {
   options: {
     job: { type: "string", value: "NAME", description: "replay this job's dead letters, oldest first (instead of ids)" },
     limit: { type: "string", value: "N", description: `with --job: at most N (default and maximum ${MAX_BULK_REPLAY})` },
+    cursor: { type: "string", value: "CURSOR", description: "with --job: go on from where the last call stopped (it prints the cursor)" },
     payload: { type: "string", value: "JSON", description: "with one id: replay with this payload instead (checked against the job's schema)" },
   },
   details: "Exits 4 when an id is not a dead letter, 5 when a queued or running job holds its id or idempotency key (it stays a dead letter).",
@@ -94,20 +95,21 @@ const replay: CommandSpec = {
     if (job === undefined && ids.length === 0) throw usageError("give at least one dead letter id, or --job NAME");
     if (payloadText !== undefined && ids.length !== 1) throw usageError("--payload replays one dead letter: give exactly one id");
     if (values.limit !== undefined && job === undefined) throw usageError("--limit goes with --job");
+    if (values.cursor !== undefined && job === undefined) throw usageError("--cursor goes with --job");
 
     if (payloadText !== undefined) {
       const payload = jsonArgument(payloadText, "--payload");
       const jobs = await session.jobs("required", "replaying with an edited payload");
       const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!, { payload }), ids[0]!);
-      return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id} with the edited payload`);
+      return session.print({ replayed: [done.id], skipped: [], remaining: 0, nextCursor: null }, () => `replayed ${done.id} with the edited payload`);
     }
     const jobs = await session.jobs("none", "dead-letters replay");
     if (ids.length === 1) {
       const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!), ids[0]!);
-      return session.print({ replayed: [done.id], skipped: [], remaining: 0 }, () => `replayed ${done.id}`);
+      return session.print({ replayed: [done.id], skipped: [], remaining: 0, nextCursor: null }, () => `replayed ${done.id}`);
     }
     const result = await jobs.deadLetters.replayMany(
-      job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY) } : { ids },
+      job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY), cursor: stringOption(values, "cursor") } : { ids },
     );
     session.print(result, () => {
       const lines = [`replayed ${plural(result.replayed.length, "dead letter")}`];
@@ -115,7 +117,10 @@ const replay: CommandSpec = {
         lines.push(s.reason === "conflict" ? `skipped ${s.id}: a queued or running job holds its id or idempotency key` : `skipped ${s.id}: no such dead letter`);
       }
       // Counted up to a limit: at it, there may be many more.
-      if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left for ${job}: run it again to continue`);
+      if (result.nextCursor !== null) {
+        if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left for ${job}`);
+        lines.push(`more: pgtick dead-letters replay --job ${job} --cursor ${result.nextCursor}`);
+      }
       return lines.join("\n");
     });
     const reasons = new Set(result.skipped.map((s) => s.reason));

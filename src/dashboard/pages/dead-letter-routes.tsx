@@ -14,6 +14,9 @@ const issuesOf = (error: unknown): Issue[] => {
   return details?.issues?.length ? details.issues : [{ path: [], message: error.message }];
 };
 
+/** Calls one "replay all matching" click makes at most, each reading up to 10,000 letters. */
+const CALLS_PER_CLICK = 10;
+
 const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) =>
   `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
 
@@ -99,10 +102,22 @@ export const deadLetterPages: Routes = (app, deps) => {
     const job = q(formText(c.var.form.job));
     const reason = q(formText(c.var.form.reason));
     try {
-      // One statement selects (oldest first), replays and counts what still matches.
-      const result = await jobs.deadLetters.replayMany({ job, reason });
-      await enqueued(deps, c, result.replayed);
-      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length, result.remaining), 303);
+      // Each call is one statement that selects (oldest first), replays and counts what still matches,
+      // reading at most 10,000 letters: a click goes on past letters a live job holds, for up to ten calls.
+      const replayed: string[] = [];
+      let skipped = 0;
+      let left = 0;
+      let cursor: string | undefined;
+      for (let call = 0; call < CALLS_PER_CLICK && replayed.length < MAX_BULK_REPLAY; call++) {
+        const result = await jobs.deadLetters.replayMany({ job, reason, limit: MAX_BULK_REPLAY - replayed.length, cursor });
+        replayed.push(...result.replayed);
+        skipped += result.skipped.length;
+        left = result.remaining;
+        if (result.nextCursor === null) break;
+        cursor = result.nextCursor;
+      }
+      await enqueued(deps, c, replayed);
+      return c.redirect(doneUrl(base, "replayed", replayed.length, skipped, left), 303);
     } catch (e) {
       return list(c, userError(e));
     }

@@ -14,6 +14,7 @@ const BulkReplayBody = z.union([
     job: z.string().check(z.minLength(1)),
     reason: z.optional(z.string().check(z.minLength(1))),
     limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_REPLAY))),
+    cursor: z.optional(z.string().check(z.minLength(1))),
   }),
 ]);
 const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
@@ -33,7 +34,7 @@ export const deadLetterHandlers: Handlers<
   async "deadLetters.replayMany"(c, config) {
     const parsed = z.safeParse(BulkReplayBody, await readJson(c, config.maxBodyBytes));
     if (!parsed.success) {
-      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n }`, parsed.error.issues);
+      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n, "cursor"?: nextCursor }`, parsed.error.issues);
     }
     const result = await (await jobsOf(c)).deadLetters.replayMany(parsed.data);
     await notifyEnqueued(config, c, result.replayed, true);

@@ -1,9 +1,10 @@
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
-import { isUuid, textFilter } from "../shared/sql.js";
+import { isoSql, isUuid, textFilter } from "../shared/sql.js";
 import { deadReasonFilter } from "./dead-letters-list.js";
 import { isUniqueViolation, liveTwin, noLiveTwin, replayInsert } from "./replay.js";
 import { COUNT_LIMIT } from "../shared/bounded.js";
+import { decodeCursor, encodeCursor } from "../shared/paging.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
@@ -16,10 +17,17 @@ export const MAX_BULK_REPLAY = 1_000;
 const NOT_REPLAYED_NOR_HELD = `d.id NOT IN (SELECT id FROM gone)
   AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.job_name = d.job_name AND g.idempotency_key = d.idempotency_key)`;
 
-/** Which dead letters to replay: these ids, or the oldest `limit` matching a filter (a job, a reason, both). */
+/**
+ * The most letters one call by filter reads past its cursor: letters a live job holds are passed over,
+ * and without a bound a call read every one of them (100,000 held letters, 100,000 pairs of probes) to
+ * find its first free one. A call stopped by it returns a cursor to go on from.
+ */
+export const MAX_EXAMINED = 10_000;
+
+/** Which dead letters to replay: these ids, or the oldest `limit` matching a filter (a job, a reason, both) past `cursor`. */
 export type BulkReplaySelector =
   | { readonly ids: readonly string[] }
-  | { readonly job?: string; readonly reason?: string; readonly limit?: number };
+  | { readonly job?: string; readonly reason?: string; readonly limit?: number; readonly cursor?: string };
 
 export interface BulkReplayResult {
   /** Ids now queued again (a dead letter keeps its job's id). */
@@ -27,11 +35,15 @@ export interface BulkReplayResult {
   /** Ids not replayed: `not_found` (no such dead letter, or replayed meanwhile), `conflict` (a live job holds its id or key). */
   readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" }>;
   /**
-   * By filter: dead letters still matching after this call that a call could replay (call again to
-   * continue), counted up to 10,000 (a count never reads more). Those whose id or key a live job holds
-   * are passed over and not counted, so calls end.
+   * By filter: of the next 10,000 dead letters matching past `nextCursor`, those a call could replay
+   * (letters whose id or key a live job holds are passed over and not counted). 0 by ids.
    */
   readonly remaining: number;
+  /**
+   * By filter: pass back as `cursor` to go on (the call stopped at its limit, or after reading 10,000
+   * letters); null when it read to the end. Always null by ids.
+   */
+  readonly nextCursor: string | null;
 }
 
 /**
@@ -41,41 +53,66 @@ export interface BulkReplayResult {
  */
 export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult> => {
   const p = new Params();
-  let filter: string;
+  let pick: string;
   let requested: string[] = [];
-  let limit = MAX_BULK_REPLAY;
+  // By filter: where the call stopped (its last replayed letter, or the last it read), and what is left past it.
+  let stop = "";
+  let next = "NULL::text AS next_at, NULL::text AS next_id, 0 AS remaining";
   if ("ids" in selector) {
     if (!Array.isArray(selector.ids) || selector.ids.length === 0 || selector.ids.length > MAX_BULK_REPLAY) {
       throw new JobsError("invalid_options", `ids must be a list of 1 to ${MAX_BULK_REPLAY} dead letter ids`, { field: "ids" });
     }
     requested = [...new Set(selector.ids.map((id) => (typeof id === "string" ? id.toLowerCase() : String(id))))];
     const valid = requested.filter(isUuid);
-    filter = `d.id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)}))`;
+    pick = `SELECT d.id FROM ${t.deadLetters} d WHERE d.id IN (SELECT (value #>> '{}')::uuid FROM jsonb_array_elements(${p.json(valid)}))`;
   } else {
     const job = textFilter(selector.job, "job");
     const reason = deadReasonFilter(selector.reason);
     if (job === "" || reason === "") throw new JobsError("invalid_options", "a filter must not be empty", { field: job === "" ? "job" : "reason" });
+    let limit = MAX_BULK_REPLAY;
     if (selector.limit !== undefined) {
       if (!Number.isInteger(selector.limit) || selector.limit < 1 || selector.limit > MAX_BULK_REPLAY) {
         throw new JobsError("invalid_options", `limit must be an integer from 1 to ${MAX_BULK_REPLAY}`, { field: "limit" });
       }
       limit = selector.limit;
     }
-    const conditions = [job !== undefined ? `d.job_name = ${p.add(job)}` : "", reason !== undefined ? `d.reason = ${p.add(reason)}` : ""];
-    // Letters a live job blocks are passed over: else the oldest thousand, all blocked, came back on every call.
-    filter = [...conditions.filter(Boolean), noLiveTwin(t, "d")].join(" AND ");
+    const after = selector.cursor !== undefined ? decodeCursor(selector.cursor) : undefined;
+    const match = [
+      job !== undefined ? `d.job_name = ${p.add(job)}` : "",
+      reason !== undefined ? `d.reason = ${p.add(reason)}` : "",
+    ].filter(Boolean);
+    const past = (at: string, id: string) => [...match, `(d.dead_at, d.id) > (${at}::timestamptz, ${id}::uuid)`].join(" AND ");
+    const from = after ? past(p.add(after.at), p.add(after.id)) : match.join(" AND ") || "true";
+    // The letters past the cursor in age order, along an index, at most MAX_EXAMINED of them, read only as
+    // far as the limit needs: letters a live job blocks are passed over (the oldest thousand, all blocked,
+    // came back on every call), and the bound keeps a call's reading bounded however many they are.
+    const walk = (where: string, bound: string) =>
+      `SELECT d.id, d.dead_at, d.job_name, d.idempotency_key FROM ${t.deadLetters} d WHERE ${where} ORDER BY d.dead_at, d.id LIMIT ${bound}`;
+    const examined = p.add(MAX_EXAMINED);
+    const limitParam = p.add(limit);
+    pick = `SELECT w.id, w.dead_at FROM (${walk(from, examined)}) w WHERE ${noLiveTwin(t, "w")} ORDER BY w.dead_at, w.id LIMIT ${limitParam}`;
+    // Full: on from its last replayed letter. Short: it read every letter it may; on from the last of
+    // them, if there are more (the read's last row), else done.
+    next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id,
+      (SELECT count(*) FROM (SELECT d.* FROM stop s CROSS JOIN LATERAL (${walk(past("s.at", "s.id"), p.add(COUNT_LIMIT))}) d) d
+       WHERE ${noLiveTwin(t, "d")} AND ${NOT_REPLAYED_NOR_HELD})::int AS remaining`;
+    stop = `,
+       stop AS (
+         SELECT x.at, x.id FROM (
+           SELECT k.dead_at AS at, k.id, 1 AS o FROM pick k WHERE (SELECT count(*) FROM pick) >= ${limitParam}
+           UNION ALL
+           SELECT w.dead_at, w.id, 2 FROM (${walk(from, "1")} OFFSET ${examined} - 1) w WHERE (SELECT count(*) FROM pick) < ${limitParam}
+         ) x ORDER BY x.o, x.at DESC, x.id DESC LIMIT 1)`;
   }
-  const byIds = "ids" in selector;
   try {
-    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number }>(
-      `WITH pick AS (
-         SELECT d.id FROM ${t.deadLetters} d WHERE ${filter} ORDER BY d.dead_at, d.id LIMIT ${p.add(limit)}),
+    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null }>(
+      `WITH pick AS (${pick})${stop},
        -- Locked in id order, as a discard of many locks them (the tick's cleanup passes over held ones):
        -- in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A
        -- letter replayed or discarded meanwhile is passed over (not_found).
        sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
-         WHERE d.id IN (SELECT id FROM pick) ORDER BY d.id FOR UPDATE),
+         WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) ORDER BY d.id FOR UPDATE),
        blocked AS (
          SELECT s.id FROM sel s WHERE ${liveTwin(t, "s")}
          UNION
@@ -84,21 +121,22 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
            FROM sel s WHERE s.idempotency_key IS NOT NULL) r
          WHERE r.n > 1),
        gone AS (
-         DELETE FROM ${t.deadLetters} x USING sel
-         WHERE x.id = sel.id AND sel.id NOT IN (SELECT id FROM blocked)
+         DELETE FROM ${t.deadLetters} x
+         WHERE x.id = ANY (ARRAY(SELECT id FROM sel)) AND x.id NOT IN (SELECT id FROM blocked)
          RETURNING x.*),
        queued AS (${replayInsert(t)})
        SELECT coalesce((SELECT jsonb_agg(id::text) FROM queued), '[]'::jsonb) AS replayed,
               coalesce((SELECT jsonb_agg(id::text) FROM blocked), '[]'::jsonb) AS blocked,
-              ${byIds ? "0" : `(SELECT count(*) FROM (SELECT 1 FROM ${t.deadLetters} d WHERE ${filter} AND ${NOT_REPLAYED_NOR_HELD} LIMIT ${p.add(COUNT_LIMIT)}) c)`}::int AS remaining`,
+              ${next}`,
       p.values,
     );
-    const row = rows[0] ?? { replayed: [], blocked: [], remaining: 0 };
+    const row = rows[0] ?? { replayed: [], blocked: [], remaining: 0, next_at: null, next_id: null };
     const replayed = new Set(row.replayed);
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
     for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
-    return { replayed: row.replayed, skipped, remaining: row.remaining };
+    const nextCursor = row.next_at !== null && row.next_id !== null ? encodeCursor(row.next_at, row.next_id) : null;
+    return { replayed: row.replayed, skipped, remaining: row.remaining, nextCursor };
   } catch (e) {
     if (isUniqueViolation(e)) {
       throw new JobsError("conflict", "a job with the same idempotency key was enqueued meanwhile; nothing was replayed, try again");

@@ -1,5 +1,5 @@
 // A tick's outcomes: runs, retries with jittered backoff, dead letters, timeouts, the budget and its lease; its log lines.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createJobs, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
@@ -106,6 +106,21 @@ describe("tick", () => {
     await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now(), created_at = now() - interval '16 minutes' WHERE id = $1`, [id]);
     expect(await other.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "no_handler", last_error: 'no handler for job "orphan" in this deployment' });
+  });
+
+  it("keeps the grace of a job whose handler is missing by the database's clock: a deployment 16 minutes ahead does not end a fresh job", async () => {
+    const orphan = defineJob({ name: "orphan-skewed", schema: z.object({}), maxAttempts: 1, handler: () => {} });
+    const jobs = await h.isolated([orphan]);
+    const { id } = await jobs.enqueue("orphan-skewed", {});
+    const other = h.make([], { tablePrefix: jobs.settings.tablePrefix });
+    const real = Date.now.bind(Date);
+    const ahead = vi.spyOn(Date, "now").mockImplementation(() => real() + 16 * 60_000);
+    try {
+      expect(await other.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1, deadLettered: 0 });
+    } finally {
+      ahead.mockRestore();
+    }
+    expect(await queueRow(jobs, id)).toMatchObject({ status: "queued" });
   });
 
   it("lets a job of one attempt that an older deployment claimed first still run where its handler is (a rolling deploy)", async () => {

@@ -46,7 +46,7 @@ const NO_HANDLER_MAX_DELAY_MS = 60_000;
 
 /**
  * Decides what an outcome means for the job: done, another attempt after its
- * backoff, or a dead letter and why. Pure: the caller supplies the randomness (and the clock).
+ * backoff, or a dead letter and why. Pure: the caller supplies the randomness.
  * With `maxOutputBytes` (history on), the settlement carries the run's history.
  */
 const settlementFor = (
@@ -55,7 +55,6 @@ const settlementFor = (
   outcome: Outcome,
   random: () => number,
   maxOutputBytes?: number,
-  now: number = Date.now(),
 ): Settlement => {
   const { row } = run;
   const history = maxOutputBytes === undefined ? undefined : historyOf(run, outcome, maxOutputBytes);
@@ -70,8 +69,9 @@ const settlementFor = (
       return { kind: "complete", run, item: base };
     case "no_handler": {
       const error = `no handler for job ${JSON.stringify(row.job_name)} in this deployment`;
-      const waited = now - Date.parse(row.created_at);
-      // An unreadable creation time counts as long ago: the attempts alone then bound the retries.
+      // Both ends on the database's clock: this deployment's may be off (16 minutes ahead ended the grace at once).
+      const waited = row.age_ms + run.elapsed();
+      // An unreadable age counts as long ago: the attempts alone then bound the retries.
       if (row.attempt >= row.max_attempts && !(waited < NO_HANDLER_GRACE_MS)) return dead("no_handler", error);
       const delayMs = Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS);
       return { kind: "retry", run, item: { ...base, delayMs, error } };

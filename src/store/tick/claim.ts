@@ -34,7 +34,8 @@ export interface ClaimedRow {
   readonly correlation_id: string | null;
   readonly idempotency_key: string | null;
   readonly run_at: string;
-  readonly created_at: string;
+  /** How long ago the job was enqueued, when claimed, by the database's clock (an app's clock may be off by minutes). */
+  readonly age_ms: number;
   /** The W3C trace context stored at enqueue (see `Observer.traceparent`): the run's span links to it. */
   readonly traceparent: string | null;
 }
@@ -130,7 +131,8 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       -- to return, the queue is read by its primary key, never scanned to hash-join them.
       FROM picked WHERE q.id = picked.id AND q.id = ANY (ARRAY(SELECT id FROM picked))
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
-                q.correlation_id, q.idempotency_key, q.run_at, q.created_at, q.traceparent)`,
+                q.correlation_id, q.idempotency_key, q.run_at,
+                (extract(epoch FROM clock_timestamp() - q.created_at) * 1000)::float8 AS age_ms, q.traceparent)`,
   );
   return { ctes, keyed };
 };

@@ -1,7 +1,8 @@
 // The schedules' admin calls against the real server: pause (kept across a sync), resume from
 // now, run-now, listing with next occurrences, and unknown names.
-import { describe, expect, it } from "vitest";
-import { JobsError } from "../src/index.js";
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createJobs, defineJob, JobsError } from "../src/index.js";
 import { hourly, MIN, schedulesFixture, tickThrough } from "./support/schedules-fixture.js";
 
 const { h, world } = await schedulesFixture("schedules_admin");
@@ -88,5 +89,35 @@ describe("pause, resume, run now", () => {
       lastEnqueuedAt: null, lastJobId: null, lastOccurrenceAt: null,
       description: "every hour at minute 0 (America/New_York)",
     }]);
+  });
+});
+
+describe("pause, resume and run now on a machine whose clock is off", () => {
+  it("compute the next occurrence from the database's clock: 10 minutes behind, it was in the past (occurrences ran again); ahead, ten were lost", async () => {
+    const report = defineJob({ name: "report", schema: z.object({ kind: z.string() }), handler: () => {} });
+    const make = (prefix: string) =>
+      createJobs({ db: h.main, jobs: [report], schedules: [{ name: "m", cron: "* * * * *", job: "report", payload: { kind: "m" } }], settings: { tablePrefix: prefix } });
+    // Every minute: the next occurrence is within the next minute of the database's clock.
+    const next = async (prefix: string) =>
+      (await h.rows<{ ok: boolean }>(`SELECT next_run_at > now() AND next_run_at <= now() + interval '61 seconds' AS ok FROM ${prefix}schedules WHERE name = 'm'`))[0]!.ok;
+    const real = Date.now.bind(Date);
+    const results: Record<string, boolean> = {};
+    for (const [skew, offset] of [["behind", -10 * MIN], ["ahead", 10 * MIN]] as const) {
+      const resumed = make(`skew_${skew}_a_`);
+      const ran = make(`skew_${skew}_b_`);
+      await resumed.migrate();
+      await ran.migrate();
+      await resumed.schedules.pause("m");
+      const skewed = vi.spyOn(Date, "now").mockImplementation(() => real() + offset);
+      try {
+        await resumed.schedules.resume("m");
+        await ran.schedules.run("m");
+      } finally {
+        skewed.mockRestore();
+      }
+      results[`resumed ${skew}`] = await next(`skew_${skew}_a_`);
+      results[`ran ${skew}`] = await next(`skew_${skew}_b_`);
+    }
+    expect(results).toEqual({ "resumed behind": true, "ran behind": true, "resumed ahead": true, "ran ahead": true });
   });
 });

@@ -11,6 +11,7 @@ import { PROBE_COLUMNS, scheduleProbeColumns, type DueScheduleRow } from "../sto
 import { enqueueRunNow } from "../store/schedules/run-now.js";
 import type { ScheduleRowInput } from "../store/schedules/row-insert.js";
 import { readScheduleHeads, writeScheduleSync, type SyncWrite } from "../store/schedules/sync.js";
+import { databaseNowMs } from "../store/schedules/database-now.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { TickExtension } from "../tick/types.js";
 import { checkPayload } from "../payload.js";
@@ -225,6 +226,8 @@ export const createScheduling = (env: {
     return p;
   };
   const nowMs = () => (clock ? clock().getTime() : Date.now());
+  // What a write computes the next occurrence from: the database's clock, as a tick's sync uses.
+  const writeNowMs = async () => (clock ? clock().getTime() : databaseNowMs(db));
 
   const info = (p: Prepared, row: ScheduleStateRow | undefined, hash: string, next: number): ScheduleInfo => {
     const s = p.schedule;
@@ -248,7 +251,7 @@ export const createScheduling = (env: {
   const setPaused = async (name: string, paused: boolean) => {
     const p = find(name);
     const hash = (await hashes()).byName.get(p.schedule.name)!;
-    const row = await setSchedulePaused(db, tables, rowInput(p, hash, p.schedule.rule.nextAfter(nowMs())), paused);
+    const row = await setSchedulePaused(db, tables, rowInput(p, hash, p.schedule.rule.nextAfter(await writeNowMs())), paused);
     logger.log("info", paused ? "schedule paused" : "schedule resumed", { schedule: name });
     return info(p, row, hash, 5);
   };
@@ -268,12 +271,13 @@ export const createScheduling = (env: {
     resume: (name) => setPaused(name, false),
     async run(name) {
       const p = find(name);
-      const key = `schedule:${p.schedule.name}:manual:${iso(nowMs())}`;
+      const now = await writeNowMs();
+      const key = `schedule:${p.schedule.name}:manual:${iso(now)}`;
       const hash = (await hashes()).byName.get(p.schedule.name)!;
       const result = await enqueueRunNow(db, tables, {
         id: newJobId(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
         priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys, traceparent: env.traceparent?.() ?? null,
-      }, rowInput(p, hash, p.schedule.rule.nextAfter(nowMs())));
+      }, rowInput(p, hash, p.schedule.rule.nextAfter(now)));
       logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
       return result;
     },

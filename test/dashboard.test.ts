@@ -225,6 +225,18 @@ describe("dashboard login and session", () => {
     expect(await loginPage.text()).toContain('name="password"');
   });
 
+  it("keeps a logout a day past the session's expiry, on the database's clock: a server whose clock is behind still refuses the cookie", async () => {
+    // Ended an hour ago by the database's clock, still live by the clock of a server two hours behind.
+    await h.db.query(`INSERT INTO jobs_dashboard_logouts (session, expires_at) VALUES ('ended-an-hour-ago', now() - interval '1 hour')`);
+    const { cookie, csrf } = await login();
+    expect((await post("/dashboard/logout", { _csrf: csrf }, { cookie })).status).toBe(303);
+    expect(await h.rows(`SELECT 1 FROM jobs_dashboard_logouts WHERE session = 'ended-an-hour-ago'`)).toHaveLength(1);
+    await h.db.query(`UPDATE jobs_dashboard_logouts SET expires_at = now() - interval '25 hours' WHERE session = 'ended-an-hour-ago'`);
+    const again = await login();
+    expect((await post("/dashboard/logout", { _csrf: again.csrf }, { cookie: again.cookie })).status).toBe(303);
+    expect(await h.rows(`SELECT 1 FROM jobs_dashboard_logouts WHERE session = 'ended-an-hour-ago'`)).toHaveLength(0);
+  });
+
   it("keeps working, logouts aside, on a database without the logouts table (code deployed before its migration)", async () => {
     const { cookie, csrf } = await login();
     await h.db.query(`ALTER TABLE jobs_dashboard_logouts RENAME TO jobs_dashboard_logouts_away`);

@@ -1,6 +1,7 @@
 // Core types, so a job's schema can be built with `zod` or with the smaller `zod/mini`.
 import type { $ZodType, input, output } from "zod/v4/core";
 import type { Db } from "./db.js";
+import { JobsError } from "./errors.js";
 import type { Logger } from "./log.js";
 import { checkFlowLimits } from "./flow/define.js";
 import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
@@ -141,19 +142,28 @@ export type JobOutput<J extends AnyJob, N extends string> = OutputOf<Extract<J, 
 export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob> => {
   const map = new Map<string, AnyJob>();
   for (const job of jobs) {
-    if (map.has(job.name)) throw new TypeError(`job ${job.name} is defined twice`);
+    if (map.has(job.name)) throw new JobsError("invalid_config", `job ${JSON.stringify(job.name)} is defined twice`, { job: job.name });
     map.set(job.name, job);
   }
   return map;
 };
 
-/** `ctx.log`: the handler's fields with the run's own (which they never overwrite); a field whose getter throws drops them. */
+/** `ctx.log`: the handler's fields with the run's own (which they never overwrite); a field whose getter throws is dropped. */
 export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] => (level, msg, fields) => {
-  let line: Record<string, unknown>;
+  const kept: Array<[string, unknown]> = [];
+  let dropped = false;
   try {
-    line = { ...fields, ...base };
+    // Field by field: one getter that throws costs only its own field. (A proxy whose keys throw, all of them.)
+    const given: Record<string, unknown> = fields ?? {};
+    for (const key of Object.keys(given)) {
+      try {
+        kept.push([key, given[key]]);
+      } catch {
+        dropped = true;
+      }
+    }
   } catch {
-    line = { ...base, fieldsDropped: true };
+    dropped = true;
   }
-  logger.log(level, msg, line);
+  logger.log(level, msg, { ...Object.fromEntries(kept), ...base, ...(dropped ? { fieldsDropped: true } : {}) });
 };

@@ -350,6 +350,15 @@ describe("a database that takes the connection and never answers, and a broken j
       for (const args of [["stats"], ["dead-letters", "list"], ["tick"]]) {
         expectOneLineError(await bin([...args, "--jobs", mod], env), EXIT.config, /the jobs module's definitions are refused: schedule "rep"/);
       }
+      // A job defined twice is a broken module too (it was a TypeError: exit 1, as for a bug).
+      const twice = join(dir, "twice.ts");
+      writeFileSync(twice, [
+        `import { z } from "zod";`,
+        `import { defineJob } from ${JSON.stringify(resolve(root, "src/index.ts"))};`,
+        `const job = () => defineJob({ name: "x", schema: z.object({}), handler: () => {} });`,
+        `export const jobs = [job(), job()];`,
+      ].join("\n"));
+      expectOneLineError(await bin(["stats", "--jobs", twice], env), EXIT.config, /the jobs module's definitions are refused: job "x" is defined twice/);
       // A syntax error says where it is (before: "Transform failed with 1 error:" and nothing more).
       const typo = join(dir, "typo.ts");
       writeFileSync(typo, "export const jobs = [ ;\n");

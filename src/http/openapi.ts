@@ -33,7 +33,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     requestBody: body({ oneOf: [ref("Enqueue"), { type: "array", minItems: 1, maxItems: MAX_BATCH, items: ref("Enqueue") }] }),
     responses: {
       "201": json(enqueued, "stored"),
-      "200": json(enqueued, "every job matched a live job's idempotency key"),
+      "200": json(enqueued, "nothing new was stored: every job matched a live job's idempotency key, or a debounce moved a queued job"),
       ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "unknown_job", "invalid_payload", "invalid_options"),
     },
   },

@@ -2,7 +2,9 @@
 // process: the library listens for the pool's `error` events on the pools it is given or opens.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 import { afterAll, expect, it } from "vitest";
+import { fromPg } from "../src/index.js";
 import { harness } from "./support/harness.js";
 import { startWsProxy } from "./support/ws-proxy.js";
 
@@ -62,3 +64,33 @@ it("bounded statements whose backends are killed while in use: the process lives
   expect(Number(ok)).toBeGreaterThan(0);
   expect(Number(failed)).toBeGreaterThan(0);
 }, 60_000);
+
+it("passes a connection that comes after its statement gave up on to the next waiter: a stall left 20 throwaway connections, opened one after another", async () => {
+  const pool = new pg.Pool({ connectionString: h.url, max: 1 });
+  let opened = 0;
+  pool.on("connect", () => void opened++);
+  const db = fromPg(pool);
+  try {
+    // The pool's one connection is busy; twenty statements give up waiting for it.
+    const busy = pool.query("SELECT pg_sleep(0.5)");
+    const waiting = Array.from({ length: 20 }, () => db.query("SELECT 1", [], { timeoutMs: 100 }).then(() => "ran", (e: Error) => e.name));
+    expect(new Set(await Promise.all(waiting))).toEqual(new Set(["StatementTimeout"]));
+    await busy;
+    expect((await db.query("SELECT 1 AS one", [], { timeoutMs: 5_000 })).rows).toEqual([{ one: 1 }]);
+    // The late checkouts come back one after another after the answer above: wait for them to settle.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(opened).toBe(1);
+  } finally {
+    await pool.end();
+  }
+});
+
+it("leaves no timer behind for a run it gave up on: a job's timeout kept the process alive for that long after the tick returned", async () => {
+  const setup = await h.isolated([]);
+  const fixture = fileURLToPath(new URL("./fixtures/abandoned-timeout.fixture.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", fixture, h.url, setup.settings.tablePrefix], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  await new Promise((resolve) => child.on("exit", resolve));
+  expect(JSON.parse(out)).toEqual({ requeued: 1, active: expect.not.arrayContaining(["Timeout"]) });
+}, 30_000);

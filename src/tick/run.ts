@@ -136,6 +136,9 @@ export class Run {
         this.abort(error);
         resolve({ kind: "failed", error, timedOut: true });
       }, limit);
+      // Not what keeps a process alive: a tick that gave the run up (requeued it) has returned, and
+      // the timer would hold the process for the rest of the job's timeout.
+      (timer as { unref?: () => void }).unref?.();
       void outcome.then((o) => {
         clearTimeout(timer);
         resolve(o);

@@ -1,5 +1,6 @@
 // `npm run dev`: PostgreSQL, migrations, the API and the dashboard on one port,
 // and a local cron that ticks, all in one process that Ctrl-C stops cleanly.
+import { setMaxListeners } from "node:events";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
@@ -15,6 +16,7 @@ import { zodPayloadSchemas } from "../http/payload-schemas.js";
 import { openApiDocument } from "../http/openapi.js";
 import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
+import { CONNECT_TIMEOUT_MS } from "../platform/connection.js";
 import { jobsFromModule } from "../module/jobs-module.js";
 import { devLogger } from "./log.js";
 import { devPaths, type DevServerInfo, runningDevServer } from "./paths.js";
@@ -119,7 +121,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       cleanups.push(() => database!.stop());
     }
     const databaseUrl = givenDatabase ?? database!.url;
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+    // A connect that the server never answers fails, as the platforms' pools do, rather than waiting on.
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
     pool.on("error", (e) => logger.log("warn", "idle database connection failed", { error: e.message }));
     cleanups.push(() => pool.end());
 
@@ -139,6 +142,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
 
     // Ctrl-C aborts every running tick: each requeues what it holds before the pool and PostgreSQL stop.
     const shutdown = new AbortController();
+    // Every tick listens to it, up to JOBS_MAX_TICKS at once: more than Node's warning threshold of 10 is no leak.
+    setMaxListeners(0, shutdown.signal);
     let url = "";
     const local = createLocalPlatform({
       tickUrl: () => `${url}/api/tick`,

@@ -109,7 +109,10 @@ export const exponentGrowth = (text: string): number => {
   return grown;
 };
 
-export type ParseResult = { ok: true; data: unknown } | { ok: false; issues: ReturnType<typeof describeIssues> };
+export type ParseResult =
+  | { ok: true; data: unknown }
+  /** `thrown`: the schema threw (a transform or refine), which says nothing of the payload itself. */
+  | { ok: false; issues: ReturnType<typeof describeIssues>; thrown?: unknown };
 
 /**
  * Parses a payload with a job's schema. zod's safeParse only catches validation
@@ -121,7 +124,7 @@ export const parsePayload = (job: AnyJob, value: unknown): ParseResult => {
     const parsed = safeParse(job.schema, value);
     return parsed.success ? { ok: true, data: parsed.data } : { ok: false, issues: describeIssues(parsed.error.issues) };
   } catch (error) {
-    return { ok: false, issues: [{ path: [], message: `the schema failed: ${errorText(error)}`, code: "schema_error" }] };
+    return { ok: false, issues: [{ path: [], message: `the schema failed: ${errorText(error)}`, code: "schema_error" }], thrown: error };
   }
 };
 

@@ -99,7 +99,7 @@ describe("thrown values that throw when read", () => {
     expect(r.row.last_error).toBe("[an error that could not be read]");
   });
 
-  it("a schema that throws a value String() cannot convert dead-letters its job, and the jobs claimed beside it run", async () => {
+  it("a schema that throws a value String() cannot convert fails its job's attempt (retried), and the jobs claimed beside it run", async () => {
     const v1 = defineJob({ name: "reshaped", schema: z.object({ n: z.number() }), handler: () => {} });
     const ok = defineJob({ name: "healthy", schema: z.object({ n: z.number() }), handler: () => {} });
     const setup = await h.isolated([v1, ok]);
@@ -115,10 +115,10 @@ describe("thrown values that throw when read", () => {
     });
     const next = h.make([v2, ok], { tablePrefix: setup.settings.tablePrefix });
     const report = await next.tick({ budgetMs: 10_000, concurrency: 4 });
-    expect(report).toMatchObject({ claimed: 4, succeeded: 3, deadLettered: 1, leaseLost: 0 });
-    const [letter] = await h.rows<{ reason: string; error: string }>(`SELECT reason, last_error AS error FROM ${next.tables.deadLetters} WHERE id = $1`, [id]);
-    expect(letter).toMatchObject({ reason: "invalid_payload" });
-    expect(letter!.error).toContain("the schema failed");
+    expect(report).toMatchObject({ claimed: 4, succeeded: 3, retried: 1, deadLettered: 0, leaseLost: 0 });
+    const [row] = await h.rows<{ status: string; error: string }>(`SELECT status, last_error AS error FROM ${next.tables.queue} WHERE id = $1`, [id]);
+    expect(row).toMatchObject({ status: "queued" });
+    expect(row!.error).toContain("the schema failed");
     // And an enqueue under that schema is refused with a code, not a TypeError.
     await expect(next.enqueue("reshaped", { n: 2 })).rejects.toMatchObject({ code: "invalid_payload" });
   });

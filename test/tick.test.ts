@@ -63,31 +63,50 @@ describe("tick", () => {
     expect(await deadRow(jobs, id)).toMatchObject({ attempts: 1, reason: "permanent", last_error: "PermanentJobError: account deleted" });
   });
 
-  it("dead-letters a stored payload that no longer parses under the current schema", async () => {
+  it("dead-letters a stored payload that no longer parses under the current schema, once it is older than the grace of a rolling deploy", async () => {
     const v1 = defineJob({ name: "evolving", schema: z.object({ email: z.string() }), handler: () => {} });
     const v2 = defineJob({ name: "evolving", schema: z.object({ address: z.string() }), handler: () => {} });
     const old = await h.isolated([v1]);
     const { id } = await old.enqueue("evolving", { email: "a@b.c" });
     const jobs = h.make([v2], { tablePrefix: old.settings.tablePrefix });
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET created_at = now() - interval '16 minutes' WHERE id = $1`, [id]);
     expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
     const dead = await deadRow(jobs, id);
     expect(dead).toMatchObject({ reason: "invalid_payload", attempts: 1 });
     expect(dead!.last_error).toContain("address");
   });
 
-  it("dead-letters a job whose schema throws while parsing, and keeps going", async () => {
-    const lenient = defineJob({ name: "json-in-string", schema: z.object({ s: z.string() }), handler: () => {} });
+  it("retries a fresh job an older release's schema refuses (a rolling deploy): the newer release's tick then runs it", async () => {
+    let ran = 0;
+    const older = defineJob({ name: "bill", schema: z.object({ plan: z.enum(["free", "pro"]) }), maxAttempts: 1, handler: () => {} });
+    const newer = defineJob({ name: "bill", schema: z.object({ plan: z.enum(["free", "pro", "team"]) }), maxAttempts: 1, handler: () => void ran++ });
+    const jobs = await h.isolated([newer]);
+    const { id } = await jobs.enqueue("bill", { plan: "team" });
+    const oldTick = h.make([older], { tablePrefix: jobs.settings.tablePrefix });
+    // Before, a dead letter (invalid_payload) at the older tick's first claim.
+    expect(await oldTick.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1, deadLettered: 0 });
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() WHERE id = $1`, [id]);
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(ran).toBe(1);
+  });
+
+  it("retries a job whose schema throws while parsing, as a handler that throws, and keeps going", async () => {
+    const lenient = defineJob({ name: "json-in-string", schema: z.object({ s: z.string() }), maxAttempts: 2, handler: () => {} });
     const strict = defineJob({
       name: "json-in-string",
       schema: z.object({ s: z.string().transform((s) => JSON.parse(s) as unknown) }),
+      maxAttempts: 2,
       handler: () => {},
     });
     const old = await h.isolated([lenient]);
     const { id } = await old.enqueue("json-in-string", { s: "{not json" });
     const jobs = h.make([strict], { tablePrefix: old.settings.tablePrefix });
-    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1, requeued: 0 });
+    // Before, a dead letter (invalid_payload) at once: a transform whose lookup failed in passing was never tried again.
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1, deadLettered: 0 });
+    await h.db.query(`UPDATE ${jobs.tables.queue} SET run_at = now() WHERE id = $1`, [id]);
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1 });
     const dead = await deadRow(jobs, id);
-    expect(dead).toMatchObject({ reason: "invalid_payload" });
+    expect(dead).toMatchObject({ reason: "exhausted", attempts: 2 });
     expect(dead!.last_error).toContain("the schema failed");
   });
 

@@ -6,6 +6,7 @@ import type { SafeRun } from "../observe/safe.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { describeIssues, parsePayload } from "../payload.js";
 import { errorText } from "../error-text.js";
+import { isPermanent } from "../errors.js";
 import { LogRing } from "./run-record.js";
 
 /** What became of one run, before anything is decided about retries. */
@@ -114,6 +115,13 @@ export class Run {
   private run(job: AnyJob | undefined, logger: Logger, db: Db): Promise<Outcome> {
     if (!job) return Promise.resolve({ kind: "no_handler" });
     const parsed = parsePayload(job, this.row.payload);
+    if (!parsed.ok && "thrown" in parsed) {
+      // A schema that threw (a transform whose lookup failed, say) failed this attempt as a handler that threw
+      // does: retried, or permanent if it threw a PermanentJobError. It was a dead letter at once.
+      const error = isPermanent(parsed.thrown) ? parsed.thrown : new Error(`the schema failed: ${errorText(parsed.thrown)}`);
+      this.error ??= error;
+      return Promise.resolve({ kind: "failed", error });
+    }
     if (!parsed.ok) return Promise.resolve({ kind: "invalid_payload", issues: parsed.issues });
     const { row } = this;
     const log = jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id });

@@ -76,8 +76,13 @@ const settlementFor = (
       const delayMs = Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS);
       return { kind: "retry", run, item: { ...base, delayMs, error } };
     }
-    case "invalid_payload":
-      return dead("invalid_payload", `stored payload no longer matches the schema of ${row.job_name}: ${JSON.stringify(outcome.issues)}`);
+    case "invalid_payload": {
+      const error = `stored payload does not match the schema of ${row.job_name} in this deployment: ${JSON.stringify(outcome.issues)}`;
+      // A job enqueued moments ago by a deployment whose schema takes it (a newer release that added an enum
+      // value, say) gets the grace a missing handler gets: an older tick claiming it first lost it at once.
+      if (!(row.age_ms + run.elapsed() < NO_HANDLER_GRACE_MS)) return dead("invalid_payload", error);
+      return { kind: "retry", run, item: { ...base, delayMs: Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS), error } };
+    }
     case "failed":
       return isPermanent(outcome.error) ? dead("permanent", errorText(outcome.error)) : failed(errorText(outcome.error));
   }

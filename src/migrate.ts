@@ -28,6 +28,8 @@ const MIGRATION_RETRY_FOR_MS = 120_000;
 const ADVISORY_WAIT_MS = 2_000;
 /** The SQLSTATE a migration statement gives up with when another migrate() holds the lock (a class of our own). */
 const ANOTHER_MIGRATE = "PT001";
+/** The tables' bookkeeping is in another schema than the one this role creates in (its search_path). */
+const OTHER_SCHEMA = "PT002";
 /** lock_not_available (the lock timeout) and deadlock_detected: the migration rolled back and may run again. */
 const RETRYABLE = new Set(["55P03", "40P01"]);
 
@@ -75,13 +77,23 @@ BEGIN
   END;
   -- After the advisory lock, which another migrate() may hold as long as its migrations take.
   PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
-  CREATE TABLE IF NOT EXISTS ${t.migrations} (
-    version integer PRIMARY KEY,
-    name text NOT NULL,
-    applied_at timestamptz NOT NULL DEFAULT now(),
-    -- Which migrate() call applied it, so each caller can tell what it did.
-    run_id uuid
-  );
+  -- Found through search_path in another schema than the one new tables go to (a role's own schema first,
+  -- PostgreSQL 15's advice): creating them here would start a second, empty queue beside the first.
+  IF to_regclass('${t.migrations}') IS NOT NULL AND (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.oid = to_regclass('${t.migrations}')) IS DISTINCT FROM current_schema() THEN
+    RAISE EXCEPTION '%', (SELECT n.nspname || ' ' || coalesce(current_schema(), '(none)') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.oid = to_regclass('${t.migrations}')) USING ERRCODE = '${OTHER_SCHEMA}';
+  END IF;
+  -- Only when missing: CREATE ... IF NOT EXISTS asks for the right to create even when the table is there.
+  IF to_regclass('${t.migrations}') IS NULL THEN
+    CREATE TABLE ${t.migrations} (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now(),
+      -- Which migrate() call applied it, so each caller can tell what it did.
+      run_id uuid
+    );
+  END IF;
 ${steps.join("\n")}
 END
 ${TAG}`;
@@ -102,6 +114,23 @@ export const migrate = async (db: Db, prefix: string, list: readonly Migration[]
       if (code === ANOTHER_MIGRATE) {
         until = Date.now() + retryForMs;
         continue;
+      }
+      if (code === OTHER_SCHEMA) {
+        const [found, current] = String((e as Error).message).split(" ");
+        throw new JobsError(
+          "invalid_config",
+          `the tables ${prefix}* are in schema ${found}, but this role creates tables in schema ${current} (the first of its search_path): ` +
+            `migrating would start a second, empty queue there. Put ${found} first in its search_path, or migrate as the role that owns the tables`,
+          { schema: found, currentSchema: current },
+        );
+      }
+      // insufficient_privilege: a role that may use the tables but not change them (as it should be, at run time).
+      if (code === "42501") {
+        throw new JobsError(
+          "invalid_config",
+          `this database role may not change the tables ${prefix}* (${(e as Error).message}): run the migrations as the role that owns them (\`pgtick migrate\` or npm run migrate:deploy with its DATABASE_URL)`,
+          { cause: (e as Error).message },
+        );
       }
       if (typeof code !== "string" || !RETRYABLE.has(code)) throw e;
       // Jittered, so that the ticks waiting behind the lock it gave up get through first.

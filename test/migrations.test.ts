@@ -106,3 +106,46 @@ describe("013 (one instant per claim's starts)", () => {
     }
   });
 });
+
+describe("a role that is not the tables' owner", () => {
+  it("refuses to start a second queue in the role's own schema when its search_path finds the tables in another (it applied all migrations again there)", async () => {
+    const db = connect();
+    await migrate(db, "split_");
+    await db.query("CREATE SCHEMA IF NOT EXISTS split_app");
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query("SET search_path = split_app, public");
+      const e = await migrate(fromPg(client), "split_").catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: "invalid_config", details: { schema: "public", currentSchema: "split_app" } });
+      const { rows } = await client.query("SELECT to_regclass('split_app.split_migrations')::text AS r");
+      expect(rows[0].r).toBeNull();
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("migrates nothing, and needs no right to create, when the tables are up to date; a pending migration it may not apply is invalid_config", async () => {
+    const db = connect();
+    await migrate(db, "norights_");
+    const role = `pgtick_norights_${process.pid}`;
+    await db.query(`DROP ROLE IF EXISTS ${role}`);
+    await db.query(`CREATE ROLE ${role} NOLOGIN`);
+    await db.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
+    await db.query(`GRANT USAGE ON SCHEMA public TO ${role}`);
+    await db.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      await client.query(`SET ROLE ${role}`);
+      // Before: 42501 permission denied for schema public, with nothing to apply.
+      expect(await migrate(fromPg(client), "norights_")).toEqual([]);
+      await db.query(`DELETE FROM norights_migrations WHERE version = ${LATEST_MIGRATION}`);
+      await expect(migrate(fromPg(client), "norights_")).rejects.toMatchObject({ code: "invalid_config", message: expect.stringContaining("may not change the tables") });
+    } finally {
+      await client.end();
+      await db.query(`DROP OWNED BY ${role}`);
+      await db.query(`DROP ROLE ${role}`);
+    }
+  });
+});

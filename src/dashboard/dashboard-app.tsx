@@ -54,6 +54,10 @@ const processEnv = (): Env => (typeof process !== "undefined" && process.env ? p
  * Server-rendered pages and plain forms, with one small script that refreshes their live parts;
  * closed unless DASHBOARD_PASSWORD is set.
  */
+/** A setting the server refused, or a database role refused a table (insufficient_privilege). */
+const misconfigured = (error: unknown) =>
+  (isJobsError(error) && error.code === "invalid_config") || (error as { code?: unknown } | null)?.code === "42501";
+
 export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
   const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
   const env = options.env ?? processEnv();
@@ -68,6 +72,10 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       return c.html(<FailedPage base={base} title="Not done" message={error.message} />, error.code === "not_found" ? 404 : 400);
     }
     logger.log("error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
+    // Not an outage: saying the database did not answer sent an operator looking in the wrong place.
+    if (misconfigured(error)) {
+      return c.html(<FailedPage base={base} title="Misconfigured" message="The server is misconfigured (a setting, or a database role that may not use a table it needs), so this page could not be made: see its logs." />, 500);
+    }
     return c.html(<FailedPage base={base} title="Unavailable" message="The database did not answer, so this page could not be made." />, 503);
   });
   app.use("*", securityHeaders);

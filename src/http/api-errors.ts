@@ -74,6 +74,8 @@ export const classify = (
   // The database down, restarting, out of connections, or the connection cut: try again.
   if (databaseUnavailable(e)) return { code: "unavailable", message: "the database is unavailable right now; try again", fault: true, passing: true };
   const state = sqlState(e);
+  // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
+  if (state === "42501") return { code: "internal", message: "the server is misconfigured (its database role may not use a table it needs); see its logs", fault: true };
   // lock_timeout: another session held a lock the statement needed; nothing was changed.
   if (state === "55P03") return { code: "unavailable", message: "another session held a lock this needed (lock_timeout); try again", fault: true, passing: true };
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };

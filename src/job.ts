@@ -125,9 +125,14 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
 
 /** What `enqueue` takes for job `N`: its schema's input, less `undefined` and `null` (a payload is JSON other than null). */
 export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined | null>;
-/** A value as JSON brings it back: what `toJSON` returns for a Date (a string), recursively. */
+/**
+ * A value as the recorded output brings it back: what `toJSON` returns for a Date (a string), a bigint as
+ * its digits (a string), a Map or Set as JSON writes them (an empty object), recursively.
+ */
 export type JsonForm<T> = T extends { toJSON(): infer R }
   ? JsonForm<R>
+  : T extends bigint ? string
+  : T extends ReadonlyMap<unknown, unknown> | ReadonlySet<unknown> ? Record<string, never>
   : T extends readonly unknown[] | Record<string, unknown> ? { [K in keyof T]: JsonForm<T[K]> } : T;
 /** One job's recorded output: its `output` schema's type as JSON brings it back, or `unknown` without one. */
 type OutputOf<J> = J extends { readonly output?: infer O }

@@ -21,6 +21,16 @@ describe("the types of a job's payload and output", () => {
     expect(typeof back.at).toBe("string");
   });
 
+  it("an output's bigint comes back a string and a Map or Set an empty object, as the recorded output has them", () => {
+    const odd = defineJob({
+      name: "odd",
+      schema: z.object({}),
+      output: z.object({ big: z.bigint(), m: z.map(z.string(), z.number()), tags: z.set(z.string()) }),
+      handler: () => ({ big: 1n, m: new Map([["a", 1]]), tags: new Set(["x"]) }),
+    });
+    expectTypeOf<JobOutput<typeof odd, "odd">>().toEqualTypeOf<{ big: string; m: Record<string, never>; tags: Record<string, never> }>();
+  });
+
   it("an id whose job may be one without an output gives unknown, not the others' outputs", () => {
     expectTypeOf<JobOutput<typeof dated | typeof bare, "dated" | "bare">>().toBeUnknown();
     expectTypeOf<JobOutput<typeof bare, "bare">>().toBeUnknown();

@@ -63,34 +63,33 @@ ${body}
     applied := applied + 1;
   END IF;`;
   });
+  // Another migrate() holds the advisory lock as long as its migrations take: waited for in turns of
+  // ADVISORY_WAIT_MS, so that a caller gone meanwhile (a Ctrl-C) leaves no statement waiting to apply its
+  // migrations whenever the lock frees; then each table lock is waited for at most MIGRATION_LOCK_TIMEOUT_MS.
+  // Tables found through search_path in another schema than the one new tables go to (a role's own schema
+  // first, PostgreSQL 15's advice) are refused: creating them here would start a second, empty queue. The
+  // bookkeeping table is created only when missing: CREATE ... IF NOT EXISTS asks for the right to create
+  // even when the table is there. Its run_id says which migrate() call applied a migration.
   return `DO ${TAG}
 DECLARE applied integer := 0;
 BEGIN
-  -- Another migrate() holds this lock as long as its migrations take: waited for in turns of
-  -- ${ADVISORY_WAIT_MS} ms, so that a caller gone meanwhile (a Ctrl-C) leaves no statement waiting to
-  -- apply its migrations whenever the lock frees.
   BEGIN
     PERFORM set_config('lock_timeout', '${ADVISORY_WAIT_MS}ms', true);
     PERFORM pg_advisory_xact_lock(${lockKey});
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION 'another migrate is applying migrations' USING ERRCODE = '${ANOTHER_MIGRATE}';
   END;
-  -- After the advisory lock, which another migrate() may hold as long as its migrations take.
   PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
-  -- Found through search_path in another schema than the one new tables go to (a role's own schema first,
-  -- PostgreSQL 15's advice): creating them here would start a second, empty queue beside the first.
   IF to_regclass('${t.migrations}') IS NOT NULL AND (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = to_regclass('${t.migrations}')) IS DISTINCT FROM current_schema() THEN
     RAISE EXCEPTION '%', (SELECT n.nspname || ' ' || coalesce(current_schema(), '(none)') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = to_regclass('${t.migrations}')) USING ERRCODE = '${OTHER_SCHEMA}';
   END IF;
-  -- Only when missing: CREATE ... IF NOT EXISTS asks for the right to create even when the table is there.
   IF to_regclass('${t.migrations}') IS NULL THEN
     CREATE TABLE ${t.migrations} (
       version integer PRIMARY KEY,
       name text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now(),
-      -- Which migrate() call applied it, so each caller can tell what it did.
       run_id uuid
     );
   END IF;

@@ -24,7 +24,8 @@ export type JobRecord = Omit<JobView, "waitingOn"> & { readonly flow: FlowState 
 export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord | null> => {
   if (!isUuid(id)) return null;
   // The payload leaves as a column of its own: built into the view's jsonb, a 1 MB payload was copied
-  // at each step (about 0.6 s of the server's time for a page the dashboard refreshes every 3 s).
+  // at each step (about 0.6 s of the server's time for a page the dashboard refreshes every 3 s). An ended
+  // job's replays: each followed a death, so one that ended after n deaths was replayed n times (n - 1 if it ended dead).
   const { rows } = await db.query<{ v: Omit<JobRecord, "flow" | "payload"> & { flow?: FlowState | null }; payload: unknown }>(
     `WITH live AS (
        SELECT ${jobJson("q")} || jsonb_build_object('flow', ${flowState(t, "q")}, 'output', NULL, 'outputTruncated', false, 'finishedAt', NULL) AS v, q.payload
@@ -49,7 +50,6 @@ export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord |
          'lastError', f.error, 'idempotencyKey', f.idempotency_key, 'correlationId', f.correlation_id,
          'leaseExpiresAt', NULL, 'createdAt', ${isoSql("f.created_at")}, 'updatedAt', ${isoSql("f.finished_at")},
          'reason', NULL, 'deadAt', CASE WHEN f.outcome = 'dead_lettered' THEN ${isoSql("f.finished_at")} END,
-         -- Each replay followed a death: a job that ended after n deaths was replayed n times (n - 1 if it ended dead).
          'replays', (SELECT count(*) FROM runs WHERE outcome = 'dead_lettered') - CASE WHEN f.outcome = 'dead_lettered' THEN 1 ELSE 0 END,
          'flow', NULL, 'output', f.output, 'outputTruncated', f.output_truncated, 'finishedAt', ${isoSql("f.finished_at")}) AS v, f.payload
        FROM final f),

@@ -104,12 +104,12 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
            SELECT w.dead_at, w.id, 2 FROM (${walk(from, "1")} OFFSET ${examined} - 1) w WHERE (SELECT count(*) FROM pick) < ${limitParam}
          ) x ORDER BY x.o, x.at DESC, x.id DESC LIMIT 1)`;
   }
+  // `sel` locks the letters in id order, as a discard of many locks them (the tick's cleanup passes over held
+  // ones): in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A letter
+  // replayed or discarded meanwhile is passed over (not_found).
   try {
     const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null }>(
       `WITH pick AS (${pick})${stop},
-       -- Locked in id order, as a discard of many locks them (the tick's cleanup passes over held ones):
-       -- in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A
-       -- letter replayed or discarded meanwhile is passed over (not_found).
        sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
          WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) ORDER BY d.id FOR UPDATE),

@@ -75,12 +75,13 @@ const MINUTES = (t: Tables): string => `coalesce((
                   'durationMsSum', duration_ms_sum, 'durationMsMax', duration_ms_max) ORDER BY minute, job_name)
          FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'), '[]'::jsonb)`;
 
+// Each count stops at COUNT_LIMIT, or sooner when many jobs share what one read may count (COUNT_BUDGET): 50
+// busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read.
+// flowRunning: running jobs per concurrency bucket (a claim counts them so), as many as the fleet runs at once.
 export const getStats = async (db: Db, t: Tables, minutes = true): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
     `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},
      ${looseScanCte("dead_heads", t.deadLetters, "job_name", "dead_at", "dead_at DESC", "true")},
-     -- Each count stops at COUNT_LIMIT, or sooner when many jobs share what one read may count (COUNT_BUDGET):
-     -- 50 busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read.
      limits AS MATERIALIZED (SELECT ${perKeyLimit("queued_heads")} AS queued, ${perKeyLimit("dead_heads")} AS dead),
      depth AS MATERIALIZED (
        SELECT h.key AS job_name, 'queued' AS status, h.first AS first_run,
@@ -118,7 +119,6 @@ export const getStats = async (db: Db, t: Tables, minutes = true): Promise<Stats
        'lastReportAt', (SELECT ${isoSql("coalesce(k.finished_at, k.started_at)")} FROM ${t.ticks} k
                         WHERE k.started_at IS NOT NULL ORDER BY k.started_at DESC LIMIT 1),
        'ticksRunning', (SELECT count(*) FROM ${t.ticks} WHERE expires_at > now() AND NOT reserved),
-       -- Running jobs per concurrency bucket (a claim counts them so): as many as the fleet runs at once.
        'flowRunning', coalesce((SELECT jsonb_agg(jsonb_build_object('bucket', f.bucket, 'running', f.running) ORDER BY f.running DESC, f.bucket)
                                 FROM (SELECT flow_bucket AS bucket, count(*)::int AS running FROM ${t.queue}
                                       WHERE status = 'running' AND flow_bucket IS NOT NULL

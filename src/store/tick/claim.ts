@@ -83,13 +83,13 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   const first = !flow.split ? `${limit}::int` : flow.unkeyedFirst === undefined ? `ceil(${limit}::int / 2.0)::int` : `${p.add(flow.unkeyedFirst)}::int`;
   // Dispatch order is queue_dispatch_idx's key: the priority negated, so that one row comparison
   // says "after this job".
+  // The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan does, so the
+  // server keeps the step's generic plan instead of planning every statement anew. 0 when nothing unkeyed
+  // is due: the dispatch index is then not read at all.
   const plain = (name: string, take: string, extra = "") => `${name} AS (
       SELECT id, NULL::text AS bucket, priority, run_at FROM ${t.queue}
       WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
       ORDER BY -priority, run_at, id
-      -- The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan
-      -- does, so the server keeps the step's generic plan instead of planning every statement anew.
-      -- 0 when nothing unkeyed is due: the dispatch index is then not read at all.
       LIMIT (SELECT CASE WHEN (SELECT waiting FROM plain_waiting) THEN ${take} ELSE 0 END) FOR UPDATE SKIP LOCKED)`;
   const keyed = flow.split || flow.keyed !== false;
   const ctes = [
@@ -116,6 +116,10 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   if (flow.split) {
     ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
   }
+  // The claim: once a job runs, the next enqueue with its debounce key starts a new job; updated_at is the
+  // instant of the claim (the start a run shows and its rate windows count). The id list is also an index
+  // condition: however many rows the planner expects the admission to return, the queue is read by its
+  // primary key, never scanned to hash-join them.
   ctes.push(
     `picked AS (
       SELECT id, bucket FROM plain1${keyed ? " UNION ALL SELECT id, bucket FROM flowed WHERE id IS NOT NULL" : ""}${flow.split ? " UNION ALL SELECT id, bucket FROM plain2" : ""})`,
@@ -123,12 +127,7 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       UPDATE ${t.queue} q
       SET status = 'running', attempt = q.attempt + 1, lease_owner = ${p.add(input.owner)}::uuid,
           lease_expires_at = now() + ${p.add(input.leaseMs)} * interval '1 millisecond', flow_bucket = picked.bucket,
-          -- Once a job runs, the next enqueue with its debounce key starts a new job.
-          debounce_key = NULL,
-          -- The instant of the claim: the start a run shows and its rate windows count.
-          updated_at = ${keyed ? ADMITTED_AT : "clock_timestamp()"}
-      -- The id list as an index condition: however many rows the planner expects the admission
-      -- to return, the queue is read by its primary key, never scanned to hash-join them.
+          debounce_key = NULL, updated_at = ${keyed ? ADMITTED_AT : "clock_timestamp()"}
       FROM picked WHERE q.id = picked.id AND q.id = ANY (ARRAY(SELECT id FROM picked))
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
                 q.correlation_id, q.idempotency_key, q.run_at,

@@ -66,12 +66,12 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       SELECT bucket, updated_at FROM ${t.flow}
       WHERE bucket > (SELECT flow_after FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now())
       ORDER BY bucket LIMIT ${batch}::int)`,
+    // metrics_folded_until: from the last minute folded (more of it may be left), or, with all folded, the cutoff.
     `hk_gate AS (
       UPDATE ${t.housekeeping} SET next_at = now() + CASE
         WHEN ${behind.join(" OR ")} THEN interval '0'
         ELSE ${ms(p, h.everyMs)} END,
         flow_after = CASE WHEN (SELECT count(*) FROM hk_flow_scan) < ${batch}::int THEN '' ELSE (SELECT max(bucket) FROM hk_flow_scan) END,
-        -- From the last minute folded (more of it may be left), or, with all folded, the cutoff.
         metrics_folded_until = CASE WHEN (SELECT count(*) FROM hk_fold_scan) < ${batch}::int THEN ${FOLD_BEFORE} ELSE (SELECT max(minute) FROM hk_fold_scan) END
       WHERE id = (SELECT id FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now() FOR UPDATE SKIP LOCKED)
       RETURNING 1)`,

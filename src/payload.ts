@@ -7,11 +7,24 @@ import type { AnyJob } from "./job.js";
 /** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
 const MAX_ISSUES = 100;
 
-export const describeIssues = (issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string }>) => {
+type ZodIssueLike = { path: ReadonlyArray<PropertyKey>; message: string; code?: string; errors?: ReadonlyArray<ReadonlyArray<ZodIssueLike>> };
+
+/** A plain union's issue (no option matched) followed by each option's own, under its path: it said only "Invalid input". */
+const withOptions = (issues: ReadonlyArray<ZodIssueLike>, at: ReadonlyArray<PropertyKey> = [], option = ""): ZodIssueLike[] =>
+  issues.flatMap((i) => {
+    const path = [...at, ...i.path];
+    const own = { path, message: option + i.message, code: i.code };
+    if (i.code !== "invalid_union" || !Array.isArray(i.errors)) return [own];
+    return [own, ...i.errors.flatMap((branch, n) => withOptions(branch, path, `${option}option ${n + 1}: `))];
+  });
+
+export const describeIssues = (given: ReadonlyArray<ZodIssueLike>) => {
+  const issues = withOptions(given.slice(0, MAX_ISSUES));
+  const more = Math.max(0, given.length - MAX_ISSUES) + Math.max(0, issues.length - MAX_ISSUES);
   const described: Array<{ path: Array<string | number>; message: string; code: string | undefined }> = issues
     .slice(0, MAX_ISSUES)
     .map((i) => ({ path: i.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: i.message, code: i.code }));
-  if (issues.length > MAX_ISSUES) described.push({ path: [], message: `and ${issues.length - MAX_ISSUES} more issues`, code: "more_issues" });
+  if (more > 0) described.push({ path: [], message: `and ${more} more issues`, code: "more_issues" });
   return described;
 };
 

@@ -69,6 +69,24 @@ describe("enqueue", () => {
     expect(await count(jobs.tables.queue)).toBe(0);
   });
 
+  it("says, for a payload no option of a plain union takes, what each option found wrong, under its path", async () => {
+    const shape = defineJob({
+      name: "shape",
+      schema: z.object({ s: z.union([z.object({ kind: z.literal("circle"), r: z.number() }), z.object({ kind: z.literal("rect"), w: z.number(), h: z.number() })]) }),
+      handler: () => {},
+    });
+    const jobs = await h.isolated([shape]);
+    const e = await jobs.enqueue("shape", { s: { kind: "rect", w: 1 } as never }).catch((x: unknown) => x);
+    expect(e).toMatchObject({ code: "invalid_payload" });
+    const issues = (e as JobsError).details as { issues: Array<{ path: unknown[]; message: string; code: string }> };
+    // Before: only [{ path: ["s"], message: "Invalid input", code: "invalid_union" }].
+    expect(issues.issues).toEqual(expect.arrayContaining([
+      expect.objectContaining({ path: ["s"], code: "invalid_union" }),
+      expect.objectContaining({ path: ["s", "h"], code: "invalid_type", message: expect.stringMatching(/^option 2: /) }),
+      expect.objectContaining({ path: ["s", "kind"], message: expect.stringMatching(/^option 1: /) }),
+    ]));
+  });
+
   it("refuses a null payload and numbers JSON cannot hold, which a schema may let through, and stores nothing", async () => {
     const anything = defineJob({ name: "anything", schema: z.any(), handler: () => {} });
     const jobs = await h.isolated([anything]);

@@ -332,6 +332,34 @@ describe("dashboard replay and escaping", () => {
     }
   });
 
+  it("says what a click replayed when a later call of it meets a conflict (it said nothing was replayed)", async () => {
+    const t = jobs.tables;
+    await h.db.query(`INSERT INTO ${t.queue} (id, job_name, payload, run_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'note', '{"text":"x"}', now() + interval '1 hour', 'held-' || g FROM generate_series(1, 10000) g`);
+    // Three free letters, ten thousand held ones, then one whose key another session is enqueueing.
+    await h.db.query(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at, idempotency_key)
+                      SELECT gen_random_uuid(), 'note', '{"text":"x"}', 1, 1, 0, 'exhausted', now() - interval '1 day' + g * interval '1 millisecond', now(),
+                             CASE WHEN g BETWEEN 4 AND 10003 THEN 'held-' || (g - 3) WHEN g = 10004 THEN 'race' END
+                      FROM generate_series(1, 10004) g`);
+    const other = await h.main.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(`INSERT INTO ${t.queue} (id, job_name, payload, run_at, idempotency_key) VALUES (gen_random_uuid(), 'note', '{"text":"y"}', now() + interval '1 hour', 'race')`);
+      const { cookie, csrf } = await login();
+      const clicked = post("/dashboard/dead-letters/replay-all", { _csrf: csrf, job: "note", reason: "" }, { cookie });
+      // The click's second call waits on the other session's key, which then commits: that call is a conflict.
+      await new Promise((r) => setTimeout(r, 1_000));
+      await other.query("COMMIT");
+      const res = await clicked;
+      expect(res.headers.get("location")).toBe("/dashboard/dead-letters?done=replayed&n=3&skipped=1&left=1");
+      expect(await queuedCount(h, "note")).toBe(10_000 + 1 + 3);
+    } finally {
+      other.release();
+      await h.db.query(`DELETE FROM ${t.queue} WHERE job_name = 'note'`);
+      await h.db.query(`DELETE FROM ${t.deadLetters} WHERE job_name = 'note'`);
+    }
+  });
+
   it("escapes HTML in payloads and errors on every page that shows them", async () => {
     const evil = `<script>alert(1)</script>"'&`;
     const id = await makeDead({ text: evil }, "note");

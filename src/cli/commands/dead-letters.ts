@@ -119,7 +119,7 @@ const replay: CommandSpec = {
       // Counted up to a limit: at it, there may be many more.
       if (result.nextCursor !== null) {
         if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left for ${job}`);
-        lines.push(`more: pgtick dead-letters replay --job ${job} --cursor ${result.nextCursor}`);
+        lines.push(nextPage("dead-letters replay", values, result.nextCursor));
       }
       return lines.join("\n");
     });

@@ -109,7 +109,15 @@ export const deadLetterPages: Routes = (app, deps) => {
       let left = 0;
       let cursor: string | undefined;
       for (let call = 0; call < CALLS_PER_CLICK && replayed.length < MAX_BULK_REPLAY; call++) {
-        const result = await jobs.deadLetters.replayMany({ job, reason, limit: MAX_BULK_REPLAY - replayed.length, cursor });
+        let result;
+        try {
+          result = await jobs.deadLetters.replayMany({ job, reason, limit: MAX_BULK_REPLAY - replayed.length, cursor });
+        } catch (e) {
+          // What earlier calls replayed stands (each call is a statement of its own): said, and kicked.
+          if (replayed.length === 0) throw e;
+          skipped++;
+          break;
+        }
         replayed.push(...result.replayed);
         skipped += result.skipped.length;
         left = result.remaining;

@@ -15,7 +15,8 @@ export const MAX_BULK_REPLAY = 1_000;
  * that key from then on, inside this call's selection or past it.
  */
 const NOT_REPLAYED_NOR_HELD = `d.id NOT IN (SELECT id FROM gone)
-  AND NOT EXISTS (SELECT 1 FROM gone g WHERE g.job_name = d.job_name AND g.idempotency_key = d.idempotency_key)`;
+  AND (d.idempotency_key IS NULL OR (d.job_name, d.idempotency_key) NOT IN (
+    SELECT g.job_name, g.idempotency_key FROM gone g WHERE g.idempotency_key IS NOT NULL))`;
 
 /**
  * The most letters one call by filter reads past its cursor: letters a live job holds are passed over,
@@ -41,7 +42,8 @@ export interface BulkReplayResult {
   readonly remaining: number;
   /**
    * By filter: pass back as `cursor` to go on (the call stopped at its limit, or after reading 10,000
-   * letters); null when it read to the end. Always null by ids.
+   * letters); null once a call has read to the end (a call that stopped at its limit on the last letter
+   * returns one, and the next call null). Always null by ids.
    */
   readonly nextCursor: string | null;
 }
@@ -56,6 +58,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   let pick: string;
   let requested: string[] = [];
   // By filter: where the call stopped (its last replayed letter, or the last it read), and what is left past it.
+  let walked = "";
   let stop = "";
   let next = "NULL::text AS next_at, NULL::text AS next_id, 0 AS remaining";
   if ("ids" in selector) {
@@ -83,16 +86,20 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     ].filter(Boolean);
     const past = (at: string, id: string) => [...match, `(d.dead_at, d.id) > (${at}::timestamptz, ${id}::uuid)`].join(" AND ");
     const from = after ? past(p.add(after.at), p.add(after.id)) : match.join(" AND ") || "true";
-    // The letters past the cursor in age order, along an index, at most MAX_EXAMINED of them, read only as
-    // far as the limit needs: letters a live job blocks are passed over (the oldest thousand, all blocked,
-    // came back on every call), and the bound keeps a call's reading bounded however many they are.
+    // The letters past the cursor in age order, along an index, at most MAX_EXAMINED of them (`walked`), read
+    // only as far as the limit needs (a CTE is made as it is read, and read in the order it is made): letters
+    // a live job blocks are passed over (the oldest thousand, all blocked, came back on every call), and the
+    // bound keeps a call's reading bounded however many they are. The limit as a subquery the planner cannot
+    // see: with a value it may plan to read every matching letter and sort them, for a job and a reason.
     const walk = (where: string, bound: string) =>
-      `SELECT d.id, d.dead_at, d.job_name, d.idempotency_key FROM ${t.deadLetters} d WHERE ${where} ORDER BY d.dead_at, d.id LIMIT ${bound}`;
+      `SELECT d.id, d.dead_at, d.job_name, d.idempotency_key FROM ${t.deadLetters} d WHERE ${where} ORDER BY d.dead_at, d.id LIMIT (SELECT ${bound}::int)`;
     const examined = p.add(MAX_EXAMINED);
     const limitParam = p.add(limit);
-    pick = `SELECT w.id, w.dead_at FROM (${walk(from, examined)}) w WHERE ${noLiveTwin(t, "w")} ORDER BY w.dead_at, w.id LIMIT ${limitParam}`;
+    walked = `walked AS MATERIALIZED (${walk(from, examined)}),
+       `;
+    pick = `SELECT w.id, w.dead_at FROM walked w WHERE ${noLiveTwin(t, "w")} LIMIT ${limitParam}`;
     // Full: on from its last replayed letter. Short: it read every letter it may; on from the last of
-    // them, if there are more (the read's last row), else done.
+    // them if that was all it may read, else it read to the end: done.
     next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id,
       (SELECT count(*) FROM (SELECT d.* FROM stop s CROSS JOIN LATERAL (${walk(past("s.at", "s.id"), p.add(COUNT_LIMIT))}) d) d
        WHERE ${noLiveTwin(t, "d")} AND ${NOT_REPLAYED_NOR_HELD})::int AS remaining`;
@@ -101,7 +108,8 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
          SELECT x.at, x.id FROM (
            SELECT k.dead_at AS at, k.id, 1 AS o FROM pick k WHERE (SELECT count(*) FROM pick) >= ${limitParam}
            UNION ALL
-           SELECT w.dead_at, w.id, 2 FROM (${walk(from, "1")} OFFSET ${examined} - 1) w WHERE (SELECT count(*) FROM pick) < ${limitParam}
+           SELECT w.dead_at, w.id, 2 FROM walked w
+           WHERE (SELECT count(*) FROM pick) < ${limitParam} AND (SELECT count(*) FROM walked) >= ${examined}::int
          ) x ORDER BY x.o, x.at DESC, x.id DESC LIMIT 1)`;
   }
   // `sel` locks the letters in id order, as a discard of many locks them (the tick's cleanup passes over held
@@ -109,7 +117,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   // replayed or discarded meanwhile is passed over (not_found).
   try {
     const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null }>(
-      `WITH pick AS (${pick})${stop},
+      `WITH ${walked}pick AS (${pick})${stop},
        sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
          WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) ORDER BY d.id FOR UPDATE),

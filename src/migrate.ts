@@ -82,7 +82,7 @@ BEGIN
   PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
   IF to_regclass('${t.migrations}') IS NOT NULL AND (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = to_regclass('${t.migrations}')) IS DISTINCT FROM current_schema() THEN
-    RAISE EXCEPTION '%', (SELECT n.nspname || ' ' || coalesce(current_schema(), '(none)') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    RAISE EXCEPTION '%', (SELECT json_build_array(n.nspname, coalesce(current_schema(), '(none)')) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = to_regclass('${t.migrations}')) USING ERRCODE = '${OTHER_SCHEMA}';
   END IF;
   IF to_regclass('${t.migrations}') IS NULL THEN
@@ -115,7 +115,7 @@ export const migrate = async (db: Db, prefix: string, list: readonly Migration[]
         continue;
       }
       if (code === OTHER_SCHEMA) {
-        const [found, current] = String((e as Error).message).split(" ");
+        const [found, current] = JSON.parse(String((e as Error).message)) as [string, string];
         throw new JobsError(
           "invalid_config",
           `the tables ${prefix}* are in schema ${found}, but this role creates tables in schema ${current} (the first of its search_path): ` +

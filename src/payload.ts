@@ -9,18 +9,32 @@ const MAX_ISSUES = 100;
 
 type ZodIssueLike = { path: ReadonlyArray<PropertyKey>; message: string; code?: string; errors?: ReadonlyArray<ReadonlyArray<ZodIssueLike>> };
 
-/** A plain union's issue (no option matched) followed by each option's own, under its path: it said only "Invalid input". */
-const withOptions = (issues: ReadonlyArray<ZodIssueLike>, at: ReadonlyArray<PropertyKey> = [], option = ""): ZodIssueLike[] =>
-  issues.flatMap((i) => {
+/** How deep in unions within unions the options' issues are told (a recursive schema nests them a hundred deep). */
+const UNION_DEPTH = 3;
+
+/**
+ * A plain union's issue (no option matched) followed by each option's own, under its path (it said only
+ * "Invalid input"), into `out` until it holds `max`; returns how many more there were that it left out.
+ */
+const withOptions = (issues: ReadonlyArray<ZodIssueLike>, out: ZodIssueLike[], max: number, at: ReadonlyArray<PropertyKey> = [], option = "", depth = 0): number => {
+  let more = 0;
+  for (const i of issues) {
+    if (out.length >= max) {
+      more++;
+      continue;
+    }
     const path = [...at, ...i.path];
-    const own = { path, message: option + i.message, code: i.code };
-    if (i.code !== "invalid_union" || !Array.isArray(i.errors)) return [own];
-    return [own, ...i.errors.flatMap((branch, n) => withOptions(branch, path, `${option}option ${n + 1}: `))];
-  });
+    out.push({ path, message: option + i.message, code: i.code });
+    if (i.code === "invalid_union" && Array.isArray(i.errors) && depth < UNION_DEPTH) {
+      i.errors.forEach((branch, n) => (more += withOptions(branch, out, max, path, `${option}option ${n + 1}: `, depth + 1)));
+    }
+  }
+  return more;
+};
 
 export const describeIssues = (given: ReadonlyArray<ZodIssueLike>) => {
-  const issues = withOptions(given.slice(0, MAX_ISSUES));
-  const more = Math.max(0, given.length - MAX_ISSUES) + Math.max(0, issues.length - MAX_ISSUES);
+  const issues: ZodIssueLike[] = [];
+  const more = Math.max(0, given.length - MAX_ISSUES) + withOptions(given.slice(0, MAX_ISSUES), issues, MAX_ISSUES);
   const described: Array<{ path: Array<string | number>; message: string; code: string | undefined }> = issues
     .slice(0, MAX_ISSUES)
     .map((i) => ({ path: i.path.map((k) => (typeof k === "symbol" ? String(k) : k)), message: i.message, code: i.code }));

@@ -111,14 +111,14 @@ describe("a role that is not the tables' owner", () => {
   it("refuses to start a second queue in the role's own schema when its search_path finds the tables in another (it applied all migrations again there)", async () => {
     const db = connect();
     await migrate(db, "split_");
-    await db.query("CREATE SCHEMA IF NOT EXISTS split_app");
+    await db.query(`CREATE SCHEMA IF NOT EXISTS "split app"`);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     try {
-      await client.query("SET search_path = split_app, public");
+      await client.query(`SET search_path = "split app", public`);
       const e = await migrate(fromPg(client), "split_").catch((x: unknown) => x);
-      expect(e).toMatchObject({ code: "invalid_config", details: { schema: "public", currentSchema: "split_app" } });
-      const { rows } = await client.query("SELECT to_regclass('split_app.split_migrations')::text AS r");
+      expect(e).toMatchObject({ code: "invalid_config", details: { schema: "public", currentSchema: "split app" } });
+      const { rows } = await client.query(`SELECT to_regclass('"split app".split_migrations')::text AS r`);
       expect(rows[0].r).toBeNull();
     } finally {
       await client.end();

@@ -73,7 +73,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
           replayed: { type: "array", items: { type: "string" } },
           skipped: { type: "array", items: { type: "object", properties: { id: { type: "string" }, reason: { enum: ["not_found", "conflict"] } } } },
           remaining: { type: "integer" },
-          nextCursor: { type: ["string", "null"], description: "by filter: pass back as cursor to go on; null when the call read to the end" },
+          nextCursor: { type: ["string", "null"], description: "by filter: pass back as cursor to go on; null once a call has read to the end" },
         },
       }),
       ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_options", "conflict"),

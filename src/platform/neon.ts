@@ -38,7 +38,10 @@ const configure = (env: Env): void => {
 /** A Neon Pool over WebSockets: one connection carries every statement of a tick. */
 export const neonPool = (env: Env, max = 5): Connection => {
   configure(env);
-  const pool = new Pool({ connectionString: databaseUrl(env), max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  // Never closed for idling (idleTimeoutMillis 0): the pool lives for one tick or request and is closed after it,
+  // and a tick waiting 10 s for its runs had its connection closed and opened again, one more of a Worker's
+  // few subrequests; refused, its finished runs stayed running.
+  const pool = new Pool({ connectionString: databaseUrl(env), max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: 0 });
   pool.on("error", logIdleConnectionError);
   return { db: fromPg(pool), close: () => pool.end() };
 };

@@ -165,4 +165,32 @@ describe("the kick", () => {
     await kick();
     expect(runs).toEqual([1, 2, 3]);
   });
+
+  it("on Workers, keeps each call's promise its own (a request kept alive on another's run was cancelled as hung) and starts again after a run that never ends", async () => {
+    const runs: number[] = [];
+    let release!: () => void;
+    let n = 0;
+    const kick = coalesced(async () => {
+      const i = ++n;
+      runs.push(i);
+      // The first run never ends (its request was cancelled); the second waits to be released.
+      if (i === 1) await new Promise<void>(() => {});
+      if (i === 2) await new Promise<void>((r) => (release = r));
+    }, () => {}, { join: false, staleAfterMs: 200 });
+    void kick();
+    expect(kick.busy()).toBe(true);
+    // Settled at once, not the run's promise, and no second run while the first counts as going on.
+    expect(await Promise.race([kick().then(() => "settled"), new Promise((r) => setTimeout(() => r("waiting"), 50))])).toBe("settled");
+    expect(runs).toEqual([1]);
+    // Before: the run that never ended held the kick for good; every later call only asked for a rerun.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(kick.busy()).toBe(false);
+    const second = kick();
+    expect(runs).toEqual([1, 2]);
+    void kick();
+    release();
+    await second;
+    // The call made during the second run is its rerun.
+    expect(runs).toEqual([1, 2, 3]);
+  });
 });

@@ -19,6 +19,9 @@ import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type Worker
 /** The shape of a jobs module, the argument of this entry point. */
 export type { JobsModule } from "../module/jobs-module.js";
 
+/** A kick's tick ends within its budget (10 s by default), and a request's waitUntil within 30 s of its response. */
+const KICK_STALE_MS = 60_000;
+
 /** The name of the service binding to the worker itself (wrangler.toml's `[[services]]`). */
 export const SELF_BINDING = "SELF";
 
@@ -64,7 +67,13 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
     const env = stringEnv(bindings);
     const d = deployment(env);
     // The kick: a tick in this isolate, kept alive with waitUntil, unless one running here has room already.
-    const kick = coalesced(() => runInvocationTick(d, { kick: true }, { spawn: kickCtx && spawnThrough(bindings, env, kickCtx) }));
+    // Each request waits only on its own work (a request kept alive on another's kick was cancelled as hung,
+    // and the kick with it, leaving this isolate no kick for good); a kick still going after a minute is
+    // taken for lost. The ticks it starts through SELF are kept alive by the request whose kick runs.
+    const kick = coalesced(() => runInvocationTick(d, { kick: true }, { spawn: kickCtx && spawnThrough(bindings, env, kickCtx) }), undefined, {
+      join: false,
+      staleAfterMs: KICK_STALE_MS,
+    });
     const app = deploymentApp({
       ...d,
       connectRequest: neonForRequest,
@@ -73,7 +82,7 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
       tick: (req: TickRequest, c: Context) => runInvocationTick(d, req, { spawn: spawnThrough(bindings, env, c.executionCtx as WorkerExecutionContext) }),
       onDueNow: (c) => {
         if (!kickEnabled(env) || wakeDeployment(d)) return;
-        kickCtx = c.executionCtx as WorkerExecutionContext;
+        if (!kick.busy()) kickCtx = c.executionCtx as WorkerExecutionContext;
         c.executionCtx.waitUntil(kick());
       },
     });

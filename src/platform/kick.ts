@@ -6,36 +6,59 @@ import { type TickRequest, tickRequest } from "../http/tick-request.js";
 
 export { kickEnabled } from "./budget.js";
 
+export interface CoalescedOptions {
+  /**
+   * Whether a call made while a run goes on gets that run's promise (default) or a settled one. On Workers
+   * each request waits only on its own work: a request kept alive on another request's run was cancelled
+   * as hung, and that run with it.
+   */
+  readonly join?: boolean;
+  /** A run going on longer than this is taken for lost (its request cancelled): the next call starts another. */
+  readonly staleAfterMs?: number;
+}
+
 /**
  * One run at a time, and calls that arrive meanwhile become a single rerun
  * after it (what was due when they came may be missed by a run that already
  * looked). Never rejects: `onError` hears of failures. The kick and the dev
- * server's cron both use it.
+ * server's cron both use it. `busy()` says whether a run goes on.
  */
-export const coalesced = (run: () => Promise<unknown>, onError: (error: unknown) => void = logSpawnError): (() => Promise<void>) => {
+export const coalesced = (
+  run: () => Promise<unknown>,
+  onError: (error: unknown) => void = logSpawnError,
+  options: CoalescedOptions = {},
+): (() => Promise<void>) & { busy(): boolean } => {
   let running: Promise<void> | undefined;
   let again = false;
-  return () => {
-    if (running) {
+  // Which run is the current one (a stale one that ends late must not clear its successor), and when
+  // it started its last pass.
+  let generation = 0;
+  let since = 0;
+  const stale = () => options.staleAfterMs !== undefined && Date.now() - since > options.staleAfterMs;
+  const call = () => {
+    if (running && !stale()) {
       again = true;
-      return running;
+      return options.join === false ? Promise.resolve() : running;
     }
+    const mine = ++generation;
     running = (async () => {
       try {
         do {
           again = false;
+          since = Date.now();
           try {
             await run();
           } catch (error) {
             onError(error);
           }
-        } while (again);
+        } while (again && generation === mine);
       } finally {
-        running = undefined;
+        if (generation === mine) running = undefined;
       }
     })();
     return running;
   };
+  return Object.assign(call, { busy: () => running !== undefined && !stale() });
 };
 
 /**

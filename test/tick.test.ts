@@ -55,6 +55,17 @@ describe("tick", () => {
     expect(await deadRow(jobs, id)).toMatchObject({ job_name: "always-fails", payload: { x: 1 }, attempts: 2, reason: "exhausted", last_error: "TypeError: bad" });
   });
 
+  it("gives back the attempt of a run the platform refused (a Worker past its subrequests), due after the minute: it was the job's failure, and a dead letter", async () => {
+    const fetching = defineJob({ name: "fetching", schema: z.object({}), maxAttempts: 1, handler: () => { throw new Error("Too many subrequests."); } });
+    const jobs = await h.isolated([fetching]);
+    const { id } = await jobs.enqueue("fetching", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, retried: 1, deadLettered: 0 });
+    const [row] = await h.rows<{ status: string; attempt: number; due_in: number }>(
+      `SELECT status, attempt, extract(epoch FROM run_at - now())::int AS due_in FROM ${jobs.tables.queue} WHERE id = $1`, [id]);
+    expect(row).toMatchObject({ status: "queued", attempt: 0 });
+    expect(row!.due_in).toBeGreaterThan(50);
+  });
+
   it("dead-letters a PermanentJobError at once, with no retry", async () => {
     const permanent = defineJob({ name: "permanent", schema: z.object({}), maxAttempts: 5, handler: () => { throw new PermanentJobError("account deleted"); } });
     const jobs = await h.isolated([permanent]);

@@ -41,6 +41,21 @@ const SETTLEMENT_FIXED_BYTES = 300;
  * than its maximum; it gets at least one run with a handler before it can end as exhausted.
  */
 const NO_HANDLER_GRACE_MS = 15 * 60_000;
+/**
+ * A run the platform refused what it asked: a Worker's requests past the invocation's subrequest limit
+ * (50 on the Free plan) throw this, the tick's own connection and calls among them. Counted as the job's
+ * failure, a tick of fetching jobs burned every job's attempts in a second and dead-lettered healthy ones.
+ */
+const platformRefused = (error: unknown): boolean => {
+  try {
+    return error instanceof Error && /too many subrequests/i.test(error.message);
+  } catch {
+    // An error that throws when read (a hostile Proxy) is read as such further on.
+    return false;
+  }
+};
+/** Such a run goes back due after the minute: a later invocation, with requests of its own. */
+const PLATFORM_REFUSED_DELAY_MS = 60_000;
 /** The longest a job waits between claims by deployments that do not know it. */
 const NO_HANDLER_MAX_DELAY_MS = 60_000;
 
@@ -84,6 +99,10 @@ const settlementFor = (
       return { kind: "retry", run, item: { ...base, delayMs: Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS), error } };
     }
     case "failed":
+      if (platformRefused(outcome.error)) {
+        // Nothing of the job's own failed: back with its attempt, after the invocation (a new one has its own).
+        return { kind: "retry", run, item: { ...base, delayMs: PLATFORM_REFUSED_DELAY_MS, error: errorText(outcome.error), returned: true } };
+      }
       return isPermanent(outcome.error) ? dead("permanent", errorText(outcome.error)) : failed(errorText(outcome.error));
   }
 };

@@ -9,20 +9,24 @@ export interface Retry {
   readonly delayMs: number;
   readonly error: string;
   readonly history?: RunHistory;
+  /** The platform refused the run what it needed (a Worker's subrequests): the attempt is given back. */
+  readonly returned?: boolean;
 }
 
 /** A failed attempt with attempts left: back to queued after its backoff, lease released, debounce key given up (it has run). */
 export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) => {
   const input = p.json(
-    items.map((i) => ({ id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error), ...historyFields(i.history) })),
+    items.map((i) => ({
+      id: i.id, owner: i.owner, duration_ms: i.durationMs, delay_ms: i.delayMs, error: clip(i.error), returned: i.returned === true, ...historyFields(i.history),
+    })),
   );
   return {
     ctes: [
       `retried AS (
         UPDATE ${t.queue} q
-        SET status = 'queued', run_at = now() + s.delay_ms * interval '1 millisecond',
+        SET status = 'queued', run_at = now() + s.delay_ms * interval '1 millisecond', attempt = q.attempt - CASE WHEN s.returned THEN 1 ELSE 0 END,
             lease_owner = NULL, lease_expires_at = NULL, last_error = s.error, updated_at = now(), debounce_key = NULL
-        FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text, ${HISTORY_RECORD})
+        FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text, returned boolean, ${HISTORY_RECORD})
         WHERE ${FENCE("q", "s", input)}
         RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: "s.error", s: "s" })})`,
     ],

@@ -48,12 +48,14 @@ const NO_HANDLER_GRACE_MS = 15 * 60_000;
  */
 const platformRefused = (error: unknown): boolean => {
   try {
-    return error instanceof Error && /too many subrequests/i.test(error.message);
+    // On Workers only, and the runtime's own words: elsewhere a handler's error that said so would go back for ever.
+    return onWorkers() && error instanceof Error && /^Too many subrequests/.test(error.message);
   } catch {
     // An error that throws when read (a hostile Proxy) is read as such further on.
     return false;
   }
 };
+const onWorkers = () => typeof navigator !== "undefined" && navigator.userAgent === "Cloudflare-Workers";
 /** Such a run goes back due after the minute: a later invocation, with requests of its own. */
 const PLATFORM_REFUSED_DELAY_MS = 60_000;
 /** The longest a job waits between claims by deployments that do not know it. */

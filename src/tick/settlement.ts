@@ -5,6 +5,7 @@ import type { AnyJob } from "../job.js";
 import type { Completion } from "../store/tick/complete.js";
 import type { DeadLetter, DeadReason } from "../store/tick/dead-letter.js";
 import type { Retry } from "../store/tick/retry.js";
+import { PLATFORM_REFUSAL } from "../store/tick/claim.js";
 import type { Outcome, Run } from "./run.js";
 import { recordOutput, type RunHistory } from "./run-record.js";
 
@@ -49,7 +50,7 @@ const NO_HANDLER_GRACE_MS = 15 * 60_000;
 const platformRefused = (error: unknown): boolean => {
   try {
     // On Workers only, and the runtime's own words: elsewhere a handler's error that said so would go back for ever.
-    return onWorkers() && error instanceof Error && /^Too many subrequests/.test(error.message);
+    return onWorkers() && error instanceof Error && error.message.startsWith(PLATFORM_REFUSAL);
   } catch {
     // An error that throws when read (a hostile Proxy) is read as such further on.
     return false;
@@ -101,7 +102,8 @@ const settlementFor = (
       return { kind: "retry", run, item: { ...base, delayMs: Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS), error } };
     }
     case "failed":
-      if (platformRefused(outcome.error)) {
+      // Refused twice in a row, it counts: a job that alone needs more than an invocation allows would go back for ever.
+      if (platformRefused(outcome.error) && !row.refused_before) {
         // Nothing of the job's own failed: back with its attempt, after the invocation (a new one has its own).
         return { kind: "retry", run, item: { ...base, delayMs: PLATFORM_REFUSED_DELAY_MS, error: errorText(outcome.error), returned: true } };
       }

@@ -24,6 +24,9 @@ export interface DispatchPosition {
   readonly id: string;
 }
 
+/** The words of a platform's refusal (a Worker's subrequest limit), as a run's last error holds them. */
+export const PLATFORM_REFUSAL = "Too many subrequests";
+
 export interface ClaimedRow {
   readonly id: string;
   readonly job_name: string;
@@ -36,6 +39,8 @@ export interface ClaimedRow {
   readonly run_at: string;
   /** How long ago the job was enqueued, when claimed, by the database's clock (an app's clock may be off by minutes). */
   readonly age_ms: number;
+  /** Its last run was refused by the platform (see settlement.ts): a second refusal in a row counts as a failure. */
+  readonly refused_before: boolean;
   /** The W3C trace context stored at enqueue (see `Observer.traceparent`): the run's span links to it. */
   readonly traceparent: string | null;
 }
@@ -131,7 +136,8 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       FROM picked WHERE q.id = picked.id AND q.id = ANY (ARRAY(SELECT id FROM picked))
       RETURNING q.id, q.job_name, q.payload, q.attempt, q.max_attempts, q.priority,
                 q.correlation_id, q.idempotency_key, q.run_at,
-                (extract(epoch FROM clock_timestamp() - q.created_at) * 1000)::float8 AS age_ms, q.traceparent)`,
+                (extract(epoch FROM clock_timestamp() - q.created_at) * 1000)::float8 AS age_ms,
+                coalesce(q.last_error LIKE '%${PLATFORM_REFUSAL}%', false) AS refused_before, q.traceparent)`,
   );
   return { ctes, keyed };
 };

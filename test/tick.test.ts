@@ -78,6 +78,36 @@ describe("tick", () => {
     }
   });
 
+  it("claims no more once the platform refused a run (the whole due queue went back a minute), and records the refused run under its own attempt", async () => {
+    const fetching = defineJob({ name: "fetching-many", schema: z.object({ n: z.number() }), handler: () => { throw new Error("Too many subrequests."); } });
+    const jobs = await h.isolated([fetching]);
+    await jobs.enqueueMany(Array.from({ length: 20 }, (_, n) => ({ job: "fetching-many" as const, payload: { n } })));
+    vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
+    try {
+      const report = await jobs.tick({ budgetMs: 10_000, concurrency: 5 });
+      expect(report.claimed).toBeLessThanOrEqual(5);
+      expect(report.retried).toBe(report.claimed);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    const [due] = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE run_at <= now() AND attempt = 0`);
+    expect(due!.n).toBeGreaterThanOrEqual(15);
+    const attempts = await h.rows<{ attempt: number }>(`SELECT DISTINCT attempt FROM ${jobs.tables.runs} WHERE job_name = 'fetching-many'`);
+    expect(attempts).toEqual([{ attempt: 1 }]);
+  });
+
+  it("keeps a PermanentJobError permanent, whatever its words (it was taken for a platform refusal, and went back for ever)", async () => {
+    const permanent = defineJob({ name: "quota", schema: z.object({}), handler: () => { throw new PermanentJobError("Too many subrequests for this account"); } });
+    const jobs = await h.isolated([permanent]);
+    await jobs.enqueue("quota", {});
+    vi.stubGlobal("navigator", { userAgent: "Cloudflare-Workers" });
+    try {
+      expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, deadLettered: 1, retried: 0 });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+
   it("dead-letters a PermanentJobError at once, with no retry", async () => {
     const permanent = defineJob({ name: "permanent", schema: z.object({}), maxAttempts: 5, handler: () => { throw new PermanentJobError("account deleted"); } });
     const jobs = await h.isolated([permanent]);

@@ -15,6 +15,11 @@ export class ClaimPacing {
   private heldByRuns = false;
   /** When the retries this tick wrote and waits for come due, soonest first: a claim before one cannot see it. */
   private retries: number[] = [];
+  /**
+   * The platform refused a run what it asked (a Worker's subrequests are spent): the tick claims no more.
+   * Each later run would be refused too, and go back a minute, the whole due queue in a quarter of a second.
+   */
+  private spent = false;
 
   constructor(private readonly intervalMs: number) {}
 
@@ -60,6 +65,11 @@ export class ClaimPacing {
     } else if (this.after > at) this.after = at;
   }
 
+  /** A run was refused by the platform: nothing more is claimed, nor handed on (that call would be refused too). */
+  refused(): void {
+    this.spent = true;
+  }
+
   /** New work may be due (a kick, or jobs this tick enqueued): claim at once. */
   woken(): void {
     this.empty = false;
@@ -72,11 +82,13 @@ export class ClaimPacing {
 
   /** Whether a claim is due now, with `running` runs going on. */
   due(now: number, running: number): boolean {
+    if (this.spent) return false;
     return this.empty ? running > 0 && now >= this.lastAt + this.intervalMs : now >= this.after;
   }
 
   /** When the next claim is due (undefined: only when woken). */
   nextAt(running: number): number | undefined {
+    if (this.spent) return undefined;
     return this.empty ? (running > 0 ? this.lastAt + this.intervalMs : undefined) : this.after;
   }
 
@@ -90,7 +102,7 @@ export class ClaimPacing {
     // later would have it end at once and hand on again, invocation after invocation. Jobs held by a
     // concurrency limit go when runs of their key end, and the ticks running those claim then: a
     // successor would only poll until its cutoff and hand on again.
-    return !this.empty && !this.heldByRuns && this.after < now + horizonMs;
+    return !this.spent && !this.empty && !this.heldByRuns && this.after < now + horizonMs;
   }
 
   /**
@@ -98,6 +110,6 @@ export class ClaimPacing {
    * concurrency limit alone wait for runs of other ticks to end, and those ticks claim them then.
    */
   doneBy(cutoff: number): boolean {
-    return this.empty || this.heldByRuns || this.after >= cutoff;
+    return this.spent || this.empty || this.heldByRuns || this.after >= cutoff;
   }
 }

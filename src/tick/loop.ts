@@ -109,6 +109,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     const job = registry.get(row.job_name);
     void run.execute(job, logger, db).then((outcome) => {
       const s = settlementOf(run, job, outcome, random, maxOutputBytes);
+      if (s.kind === "retry" && s.item.returned) pacing.refused();
       if (run.abandoned) return void late.settle(s);
       runs.delete(row.id);
       const { released } = run;

@@ -103,7 +103,7 @@ const settlementFor = (
     }
     case "failed":
       // Refused twice in a row, it counts: a job that alone needs more than an invocation allows would go back for ever.
-      if (platformRefused(outcome.error) && !row.refused_before) {
+      if (!isPermanent(outcome.error) && platformRefused(outcome.error) && !row.refused_before) {
         // Nothing of the job's own failed: back with its attempt, after the invocation (a new one has its own).
         return { kind: "retry", run, item: { ...base, delayMs: PLATFORM_REFUSED_DELAY_MS, error: errorText(outcome.error), returned: true } };
       }

@@ -45,6 +45,8 @@ interface HistorySource {
   readonly started?: string;
   /** The run ended the job: keep its payload, so it can be run again. */
   readonly final?: boolean;
+  /** The run's attempt, as SQL, where the statement changed the row's (default: the row's). */
+  readonly attempt?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ interface HistorySource {
  */
 export const historyColumns = (q: string, h: HistorySource): string => {
   const from = (col: string, type: string) => (h.s ? `${h.s}.${col}` : `NULL::${type}`);
-  return `${q}.attempt AS h_attempt, ${q}.max_attempts AS h_max_attempts, ${q}.priority AS h_priority, ${q}.correlation_id AS h_correlation, ${q}.idempotency_key AS h_idempotency,
+  return `${h.attempt ?? `${q}.attempt`} AS h_attempt, ${q}.max_attempts AS h_max_attempts, ${q}.priority AS h_priority, ${q}.correlation_id AS h_correlation, ${q}.idempotency_key AS h_idempotency,
      ${q}.created_at AS h_created, ${h.final ? `${q}.payload` : "NULL::jsonb"} AS h_payload, ${h.error} AS h_error,
      ${from("stack", "text")} AS h_stack, ${from("output", "jsonb")} AS h_output,
      coalesce(${from("output_truncated", "boolean")}, false) AS h_truncated, ${from("logs", "jsonb")} AS h_logs,

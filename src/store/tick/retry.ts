@@ -28,7 +28,8 @@ export const retryFragment: FragmentBuilder<readonly Retry[]> = (t, p, items) =>
             lease_owner = NULL, lease_expires_at = NULL, last_error = s.error, updated_at = now(), debounce_key = NULL
         FROM jsonb_to_recordset(${input}) AS s(id uuid, owner uuid, duration_ms integer, delay_ms bigint, error text, returned boolean, ${HISTORY_RECORD})
         WHERE ${FENCE("q", "s", input)}
-        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket, ${historyColumns("q", { error: "s.error", s: "s" })})`,
+        RETURNING q.id, q.job_name, s.duration_ms, q.flow_bucket,
+          ${historyColumns("q", { error: "s.error", s: "s", attempt: "q.attempt + CASE WHEN s.returned THEN 1 ELSE 0 END" })})`,
     ],
     outcomes: [{ cte: "retried", outcome: "retried" }],
   };

@@ -7,7 +7,7 @@ import type { Logger } from "../log.js";
 import { materializeOccurrences, type Advance } from "../store/schedules/materialize.js";
 import { readScheduleStates, type ScheduleStateRow } from "../store/schedules/states.js";
 import { setSchedulePaused } from "../store/schedules/pause.js";
-import { PROBE_COLUMNS, scheduleProbeColumns, type DueScheduleRow } from "../store/schedules/probe.js";
+import { DUE_LIMIT, PROBE_COLUMNS, readDueSchedules, scheduleProbeColumns, type DueScheduleRow } from "../store/schedules/probe.js";
 import { enqueueRunNow } from "../store/schedules/run-now.js";
 import type { ScheduleRowInput } from "../store/schedules/row-insert.js";
 import { readScheduleHeads, writeScheduleSync, type SyncWrite } from "../store/schedules/sync.js";
@@ -61,6 +61,11 @@ interface Prepared {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Occurrences one statement enqueues at most (a schedule's own catch-up may pass it): the rest go in the next. */
+const MAX_JOBS_PER_STATEMENT = 5_000;
+/** How long a tick goes on enqueueing due occurrences, statement after statement; the rest are the next tick's. */
+const MATERIALIZE_FOR_MS = 5_000;
 
 /**
  * The idempotency key, and correlation id, of one occurrence: `schedule:<name>:<ISO>`. `nominal` is
@@ -179,10 +184,16 @@ export const createScheduling = (env: {
     logger.log("info", "schedules synced", { ...result });
   };
 
-  const materialize = async (client: Db, due: readonly DueScheduleRow[], nowMs: number): Promise<number> => {
+  /** Enqueues the due rows' occurrences, up to about MAX_JOBS_PER_STATEMENT; returns them and the last row handled. */
+  const materialize = async (client: Db, due: readonly DueScheduleRow[], nowMs: number): Promise<{ enqueued: number; last: DueScheduleRow | undefined }> => {
     const { byName: hashOf } = await hashes();
     const advances: Advance[] = [];
+    let [jobs, last]: [number, DueScheduleRow | undefined] = [0, undefined];
     for (const row of due) {
+      // The rest wait for the next statement: a catch-up of 500 schedules of 1,000 occurrences was one statement
+      // of 108 MB that never fit a tick.
+      if (jobs >= MAX_JOBS_PER_STATEMENT) break;
+      last = row;
       const p = byName.get(row.name);
       // A row from another deployment's definition: that deployment (or our next sync) handles it.
       if (!p || hashOf.get(row.name) !== row.definition_hash) continue;
@@ -197,10 +208,11 @@ export const createScheduling = (env: {
         next_run_at: iso(plan.next),
         jobs: plan.runs.map((r) => ({ id: newJobId(), run_at: iso(r.at), key: occurrenceKey(row.name, r.at, r.nominal), priority: p.priority, max_attempts: p.maxAttempts, ...p.keys })),
       });
+      jobs += plan.runs.length;
     }
     const result = await materializeOccurrences(client, tables, advances, env.traceparent?.());
     for (const job of result.enqueued) logger.log("info", "schedule occurrence enqueued", { jobId: job.id, correlationId: job.key, idempotencyKey: job.key });
-    return result.enqueued.length;
+    return { enqueued: result.enqueued.length, last: last === due[due.length - 1] && due.length < DUE_LIMIT ? undefined : last };
   };
 
   const extension: TickExtension = {
@@ -211,8 +223,16 @@ export const createScheduling = (env: {
         const nowMs = Number(values[PROBE_COLUMNS.now]);
         const { set } = await hashes();
         if (values[PROBE_COLUMNS.hash] !== set) await sync(tick.db);
-        const due = values[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
-        return due && due.length > 0 ? await materialize(tick.db, due, nowMs) : 0;
+        let due = values[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
+        let enqueued = 0;
+        // More due than one read returns (or than one statement carries): on after the last handled, for a while.
+        for (const started = Date.now(); due && due.length > 0 && Date.now() - started < MATERIALIZE_FOR_MS; ) {
+          const done = await materialize(tick.db, due, nowMs);
+          enqueued += done.enqueued;
+          if (!done.last) break;
+          due = (await readDueSchedules(tick.db, tables, done.last, clock?.().toISOString()))[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
+        }
+        return enqueued;
       } catch (error) {
         tick.logger.log("error", "schedules step failed", { error: error instanceof Error ? error.message : String(error) });
         return 0;

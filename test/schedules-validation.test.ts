@@ -71,7 +71,7 @@ describe("validation", () => {
     });
   });
 
-  it("checks a defined schedule once: it is frozen, and building a queue (per request on the edge) does no cron arithmetic for it", () => {
+  it("checks a defined schedule once: it is frozen, and building a queue (per request on the edge) does no cron arithmetic for it", async () => {
     const job = defineJob({ name: "mail", schema: z.object({ to: z.string() }), handler: () => {} });
     const db = fromPg({ query: async () => ({ rows: [], rowCount: 0 }) } satisfies PgLike);
     const schedules = Array.from({ length: 50 }, (_, i) =>
@@ -84,6 +84,16 @@ describe("validation", () => {
       expect(next).not.toHaveBeenCalled();
     } finally {
       next.mockRestore();
+    }
+    // Nor hashes them again: each definition's hash is made once a process (one digest here: the set's).
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    try {
+      await createJobs({ db, jobs: [job], schedules }).schedules.list({ next: 0 });
+      const before = digest.mock.calls.length;
+      await createJobs({ db, jobs: [job], schedules }).schedules.list({ next: 0 });
+      expect(digest.mock.calls.length - before).toBe(1);
+    } finally {
+      digest.mockRestore();
     }
     // A copy is a plain object: checked again.
     expect(code(() => createJobs({ db, jobs: [job], schedules: [{ ...schedules[0]!, cron: "61 * * * *" }] })).code).toBe("invalid_schedule");

@@ -360,6 +360,19 @@ describe("dashboard replay and escaping", () => {
     }
   });
 
+  it("answers an overview whose reads fail with the failed page at once, without reading the stats again (a stalled database held it 30 s)", async () => {
+    let calls = 0;
+    const failing = new Proxy(jobs, {
+      get: (target, key, receiver) =>
+        key === "stats" ? () => (calls++, Promise.reject(Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" }))) : Reflect.get(target, key, receiver),
+    });
+    const stalled = createApp({ jobs: failing, env });
+    const { cookie } = await login();
+    const res = await stalled.request(`${ORIGIN}/dashboard/`, { headers: { cookie } });
+    expect(res.status).toBe(503);
+    expect(calls).toBe(1);
+  });
+
   it("escapes HTML in payloads and errors on every page that shows them", async () => {
     const evil = `<script>alert(1)</script>"'&`;
     const id = await makeDead({ text: evil }, "note");

@@ -54,7 +54,10 @@ const overview = async (base: string, c: DashboardContext) => {
     const drawn = c.req.header("x-pgtick-live") !== undefined && range !== undefined && range !== "1h" && Object.hasOwn(RANGES, range);
     read = await Promise.all([jobs.stats({ minutes: false }), drawn ? undefined : jobs.series(range)]);
   } catch (e) {
-    return c.html(<Overview {...props} stats={await jobs.stats({ minutes: false })} range="1h" error={userError(e)} />, 400);
+    // What the caller got wrong (a bad range) first: anything else goes on to the failed page at once (the stats
+    // were read again first, and a stalled database held the page and a connection for a second 15 s).
+    const message = userError(e);
+    return c.html(<Overview {...props} stats={await jobs.stats({ minutes: false })} range="1h" error={message} />, 400);
   }
   const [stats, series] = read;
   return c.html(<Overview {...props} stats={stats} series={series} range={series?.range ?? (range as SeriesRange)} />);

@@ -191,6 +191,17 @@ describe("live dashboard pages", () => {
       await page.unroute(/\/dashboard\//);
     }
     await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
+    // A refresh that gets no answer (a stalled database holds it): marked after two refreshes' time, and polled again after.
+    let held = 0;
+    await page.route(/\/dashboard\//, (route) => (route.request().headers()["x-pgtick-live"] ? void held++ : route.continue()));
+    try {
+      // The next refresh (3 s), then two refreshes' time (6 s) without an answer.
+      await expect.poll(() => page.locator("body[data-stale]").count(), { ...LIVE, timeout: 15_000 }).toBe(1);
+      await expect.poll(() => held, { ...LIVE, timeout: 10_000 }).toBeGreaterThan(1);
+    } finally {
+      await page.unroute(/\/dashboard\//);
+    }
+    await expect.poll(() => page.locator("body[data-stale]").count(), LIVE).toBe(0);
     // Logged out elsewhere: the next refresh is sent to the login; the page stops and says why.
     const other = await browser.newContext();
     const second = await other.newPage();

@@ -5,7 +5,8 @@
  * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
  * the session is gone (a redirect to the login), marking the page `data-ended`. A failed answer, or
- * no answer at all, marks it as not up to date (`data-stale`) until one succeeds; the stylesheet
+ * no answer at all (none within two refreshes: a request held by a stalled database kept the page
+ * unmarked, and polling, for as long), marks it as not up to date (`data-stale`) until one succeeds; the stylesheet
  * shows both. Its requests carry `x-pgtick-live: 1`.
  */
 const SOURCE = `(()=>{
@@ -18,7 +19,7 @@ clearTimeout(t);
 if(document.hidden||busy)return;
 busy=1;
 try{
-const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual"});
+const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual",signal:AbortSignal.timeout(2*MS)});
 if(r.type=="opaqueredirect"||r.status==401){document.body.setAttribute("data-ended","");return}
 document.body.toggleAttribute("data-stale",!r.ok);
 if(!r.ok)throw 0;

@@ -13,12 +13,22 @@ export const declaredOver = (req: Request, limit: number): number | undefined =>
 /** A body read to its end within the limit, or, past it, its reader (still open, for the caller to cancel or read off) and the bytes seen. */
 export type UpTo = { readonly bytes: Uint8Array<ArrayBuffer> } | { readonly over: ReadableStreamDefaultReader<Uint8Array>; readonly size: number };
 
+/**
+ * The client went away before its body was read whole (the connection reset). Not the database's doing:
+ * the driver's words for it (ECONNRESET) had it answered and logged as a database outage.
+ */
+export class BodyCut extends Error {
+  override readonly name = "BodyCut";
+}
+
 export const readUpTo = async (body: ReadableStream<Uint8Array>, limit: number): Promise<UpTo> => {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      throw new BodyCut("the request's body was cut off before it was read whole (the client went away)", { cause: error });
+    });
     if (done) break;
     size += value.byteLength;
     if (size > limit) return { over: reader, size };

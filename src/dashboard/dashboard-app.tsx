@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource hono/jsx */
+import { BodyCut } from "../body-limit.js";
 import { readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
@@ -71,6 +72,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     if (isJobsError(error) && error.code !== "invalid_config") {
       return c.html(<FailedPage base={base} title="Not done" message={error.message} />, error.code === "not_found" ? 404 : 400);
     }
+    // A form cut off by a client that went away: nobody reads the answer, and nothing failed here.
+    if (error instanceof BodyCut) return c.html(<FailedPage base={base} title="Not done" message={error.message} />, 400);
     logger.log("error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
     // Not an outage: saying the database did not answer sent an operator looking in the wrong place.
     if (misconfigured(error)) {

@@ -1,3 +1,4 @@
+import { BodyCut } from "../body-limit.js";
 import type { Context } from "hono";
 import { databaseUnavailable, StatementTimeout } from "../db.js";
 import { isJobsError, type JobsErrorCode } from "../errors.js";
@@ -65,6 +66,8 @@ export const classify = (
   e: unknown,
 ): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean; passing?: boolean } => {
   if (e instanceof ApiError) return { code: e.code, message: e.message, details: e.details, headers: e.headers, fault: false };
+  // The client's doing, not a fault: no one is there to read the answer.
+  if (e instanceof BodyCut) return { code: "malformed_json", message: e.message, fault: false };
   if (isJobsError(e)) {
     if (e.code === "invalid_config") return { code: "internal", message: "the server is misconfigured; see its logs", fault: true };
     return { code: e.code, message: e.message, details: e.details, fault: false };

@@ -130,11 +130,14 @@ const hearCheckedOutClients = (pool: PoolLike): void => {
  * `onTimeout` (which destroys the connection). `work` is still observed, so a
  * late rejection is never unhandled.
  */
-const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void): Promise<T> =>
+/** Less time than this left after the wait for a connection: the statement is not sent at all. */
+const MIN_STATEMENT_MS = 10;
+
+const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void, reportedMs = ms): Promise<T> =>
   new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       onTimeout();
-      reject(new StatementTimeout(ms));
+      reject(new StatementTimeout(reportedMs));
     }, ms);
     work.then(
       (value) => (clearTimeout(timer), resolve(value)),
@@ -165,9 +168,16 @@ export const fromPg = (client: PgLike | Db, adapter: { prepare?: boolean } = {})
       return c;
     });
     const c = await bounded(checkout, options.timeoutMs, () => (late = true));
+    // The bound is the whole call's, the wait for a connection included (a statement sent with 29 ms left
+    // timed out saying "within 29 ms", and its healthy connection was destroyed).
+    const left = options.timeoutMs - (Date.now() - started);
+    if (left < MIN_STATEMENT_MS) {
+      c.release();
+      throw new StatementTimeout(options.timeoutMs);
+    }
     let result: PgResult;
     try {
-      result = await bounded(send(c, text, params, options), Math.max(1, options.timeoutMs - (Date.now() - started)), () => cancelOnServer(c));
+      result = await bounded(send(c, text, params, options), left, () => cancelOnServer(c), options.timeoutMs);
     } catch (error) {
       // A connection cut mid-statement leaves its backend running it (one waiting on a lock runs when the lock frees).
       if (databaseUnavailable(error) && !(error instanceof StatementTimeout)) cancelOnServer(c);

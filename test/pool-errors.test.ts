@@ -94,3 +94,20 @@ it("leaves no timer behind for a run it gave up on: a job's timeout kept the pro
   await new Promise((resolve) => child.on("exit", resolve));
   expect(JSON.parse(out)).toEqual({ requeued: 1, active: expect.not.arrayContaining(["Timeout"]) });
 }, 30_000);
+
+it("reports a statement's whole bound when the wait for a connection took most of it, and sends none with almost nothing left", async () => {
+  const pool = new pg.Pool({ connectionString: h.url, max: 1 });
+  const db = fromPg(pool);
+  try {
+    const busy = pool.query("SELECT pg_sleep(0.48)");
+    await new Promise((r) => setTimeout(r, 20));
+    // It gets the connection with about 20 ms of its 500 left: it said "within 20 ms".
+    const e = await db.query("SELECT pg_sleep(0.2)", [], { timeoutMs: 500 }).catch((x: unknown) => x);
+    await busy;
+    expect(e).toMatchObject({ name: "StatementTimeout", timeoutMs: 500 });
+    // The connection was not destroyed for it: the pool answers on it.
+    expect((await db.query("SELECT 1 AS one", [], { timeoutMs: 5_000 })).rows).toEqual([{ one: 1 }]);
+  } finally {
+    await pool.end();
+  }
+});

@@ -143,6 +143,21 @@ describe("tick", () => {
     expect(ran).toBe(1);
   });
 
+  it("does not claim again, in the same tick, a fresh job its schema refused: a newer release's tick is the one to run it", async () => {
+    const older = defineJob({ name: "bill-again", schema: z.object({ plan: z.enum(["free", "pro"]) }), handler: () => {} });
+    const newer = defineJob({ name: "bill-again", schema: z.object({ plan: z.enum(["free", "pro", "team"]) }), handler: () => {} });
+    const jobs = await h.isolated([newer]);
+    const { id } = await jobs.enqueue("bill-again", { plan: "team" });
+    // A long job keeps the older tick going past the retry's backoff.
+    const keep = defineJob({ name: "keep-going", schema: z.object({}), handler: () => new Promise<void>((r) => setTimeout(r, 4_000)) });
+    const busy = h.make([older, keep], { tablePrefix: jobs.settings.tablePrefix, claimIntervalMs: 50 });
+    await busy.enqueue("keep-going", {});
+    await busy.tick({ budgetMs: 8_000 });
+    const [row] = await h.rows<{ attempt: number }>(`SELECT attempt FROM ${jobs.tables.queue} WHERE id = $1`, [id]);
+    // Before: claimed again by the same tick after its backoff (attempt 2, then more), each claim an attempt.
+    expect(row).toMatchObject({ attempt: 1 });
+  }, 20_000);
+
   it("retries a job whose schema throws while parsing, as a handler that throws, and keeps going", async () => {
     const lenient = defineJob({ name: "json-in-string", schema: z.object({ s: z.string() }), maxAttempts: 2, handler: () => {} });
     const strict = defineJob({

@@ -99,7 +99,9 @@ const settlementFor = (
       // A job enqueued moments ago by a deployment whose schema takes it (a newer release that added an enum
       // value, say) gets the grace a missing handler gets: an older tick claiming it first lost it at once.
       if (!(row.age_ms + run.elapsed() < NO_HANDLER_GRACE_MS)) return dead("invalid_payload", error);
-      return { kind: "retry", run, item: { ...base, delayMs: Math.min(backoffMs(row.attempt, undefined, random), NO_HANDLER_MAX_DELAY_MS), error } };
+      // A minute on, past this tick (whose polls claimed it again after a backoff of a second, an attempt each):
+      // the tick of the release that takes it is the one to run it.
+      return { kind: "retry", run, item: { ...base, delayMs: NO_HANDLER_MAX_DELAY_MS, error } };
     }
     case "failed":
       // Refused twice in a row, it counts: a job that alone needs more than an invocation allows would go back for ever.

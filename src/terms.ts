@@ -19,3 +19,7 @@ export type DeadReason = (typeof DEAD_REASONS)[number];
 /** A job in the queue is waiting or being run; a finished one leaves it. */
 export const JOB_STATUSES = ["queued", "running"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** The most next runs a schedule lists, and a page of schedules may compute in all (each costs the zone's arithmetic). */
+export const MAX_NEXT_RUNS = 100;
+export const MAX_RUNS_PER_PAGE = 5_000;

@@ -134,8 +134,11 @@ describe("schedules", () => {
     const list = await cli(["schedules", "list"]);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/tokyo-digest\s+active\s+tokyo-digest\s+\* \* \* \* \*\s+Asia\/Tokyo/);
-    const next = json<Array<{ name: string; nextRuns: string[] }>>(await cli(["schedules", "list", "--next", "3", "--json"]));
-    expect(next[0]!.nextRuns).toHaveLength(3);
+    const next = json<{ items: Array<{ name: string; nextRuns: string[] }>; nextCursor: string | null }>(await cli(["schedules", "list", "--next", "3", "--json"]));
+    expect(next.items[0]!.nextRuns).toHaveLength(3);
+    expect(next.nextCursor).toBeNull();
+    const tooMany = await cli(["schedules", "list", "--limit", "500", "--next", "20"]);
+    expect([tooMany.code, tooMany.stderr]).toEqual([EXIT.rejected, expect.stringMatching(/limit × next must be at most 5000/)]);
 
     const paused = await cli(["schedules", "pause", "tokyo-digest"]);
     expect(paused.code).toBe(0);

@@ -88,7 +88,7 @@ describe("dashboard in Chromium", () => {
     expect(await card.getByRole("heading").textContent()).toBe("new-year-sync ");
     expect(await card.textContent()).toContain("30 3 1 1 *");
     expect(await card.textContent()).toContain("Europe/London");
-    const description = (await jobs.schedules.list())[0]!.description;
+    const description = (await jobs.schedules.list()).items[0]!.description;
     expect(await card.textContent()).toContain(description);
     const runs = await card.locator(".next-runs li time").evaluateAll((els) => els.map((e) => e.getAttribute("datetime")));
     expect(runs.length).toBe(3);
@@ -100,7 +100,7 @@ describe("dashboard in Chromium", () => {
     await expect.poll(() => page.getByRole("status").textContent()).toContain("The schedule is paused");
     expect(await card.locator(".badge.paused").count()).toBe(1);
     expect(await card.textContent()).toContain("none while paused");
-    expect((await jobs.schedules.list())[0]!.paused).toBe(true);
+    expect((await jobs.schedules.list()).items[0]!.paused).toBe(true);
 
     await card.getByRole("button", { name: "Resume new-year-sync" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toContain("running again");

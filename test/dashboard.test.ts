@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
 import { createApp } from "../src/http/index.js";
+import { createJobs, silentLogger } from "../src/index.js";
 import { randomToken, sessionKey, signSession, verifySession } from "../src/dashboard/session.js";
 import { deadCount, fixtureJobs, PASSWORD, queuedCount } from "./support/browser.js";
 import { harness } from "./support/harness.js";
@@ -485,5 +486,47 @@ describe("dashboard replay and escaping", () => {
     await post(`/dashboard/runs/${run.id}/rerun`, { _csrf: csrf, once: again }, { cookie });
     expect(await queuedCount(h, "sync-account")).toBe(2);
     await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'sync-account'`);
+  });
+});
+
+describe("dashboard schedules", () => {
+  // 1,000 schedules were one page of every card: 8.4 MB at 5,000.
+  it("shows them a page at a time, and an action comes back to its page", async () => {
+    const many = createJobs({
+      db: h.main,
+      jobs: defs,
+      logger: silentLogger,
+      schedules: Array.from({ length: 60 }, (_, i) => ({ name: `s${String(i).padStart(2, "0")}`, cron: "0 3 * * *", job: "note", payload: { text: `s${i}` } })),
+    });
+    const manyApp = createApp({ jobs: many, env });
+    const res = await manyApp.request(`${ORIGIN}/dashboard/login`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: form({ password: PASSWORD, next: "/dashboard/" }),
+    });
+    const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+    const get = async (path: string) => {
+      const r = await manyApp.request(`${ORIGIN}/dashboard${path}`, { headers: { cookie } });
+      return { status: r.status, text: await r.text() };
+    };
+    const cards = (text: string) => [...text.matchAll(/<section class="card"[^>]* id="schedule-([^"]+)"/g)].map((m) => m[1]);
+    const first = await get("/schedules");
+    expect(cards(first.text)).toEqual(Array.from({ length: 50 }, (_, i) => `s${String(i).padStart(2, "0")}`));
+    const next = /<a href="\/dashboard\/schedules\?cursor=([^"]+)" rel="next">/.exec(first.text)![1]!;
+    const second = await get(`/schedules?cursor=${next}`);
+    expect(cards(second.text)).toEqual(Array.from({ length: 10 }, (_, i) => `s${50 + i}`));
+    expect(second.text).not.toContain('rel="next"');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(second.text)![1]!;
+    const action = `/dashboard/schedules/s55/pause?cursor=${next}`;
+    expect(second.text).toContain(`action="${action}"`);
+    const paused = await manyApp.request(`${ORIGIN}${action}`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", cookie },
+      body: form({ _csrf: csrf }),
+    });
+    expect([paused.status, paused.headers.get("location")]).toEqual([303, `/dashboard/schedules?done=paused&cursor=${next}#schedule-s55`]);
+    const bad = await get("/schedules?cursor=nope");
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("cursor is not one this API returned");
   });
 });

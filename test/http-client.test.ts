@@ -94,7 +94,7 @@ describe("typed client against the app on a real socket", () => {
     const stats = await client.stats();
     expect(stats.queue.length).toBeGreaterThan(0);
     expect(await client.health()).toMatchObject({ ok: true });
-    const [daily] = await client.schedules.list({ next: 2 });
+    const [daily] = (await client.schedules.list({ next: 2 })).items;
     expect(daily).toMatchObject({ name: "daily-resize", job: "resize", paused: false });
     expect(daily!.nextRuns).toHaveLength(2);
     expect(await client.schedules.pause("daily-resize")).toMatchObject({ paused: true });

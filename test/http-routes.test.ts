@@ -114,7 +114,7 @@ describe("stats, tick, openapi, routing", () => {
   });
 
   it("lists no schedules and 404s schedule actions when the deployment has none", async () => {
-    expect((await call("GET", "/api/schedules")).body).toEqual({ items: [] });
+    expect((await call("GET", "/api/schedules")).body).toEqual({ items: [], nextCursor: null });
     expectError(await call("POST", "/api/schedules/nightly/pause"), 404, "not_found");
     expectError(await call("GET", "/api/schedules?next=-1"), 422, "invalid_options");
   });

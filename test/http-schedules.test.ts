@@ -21,15 +21,21 @@ const kicks: Array<{ ids: string[]; dueNow: boolean }> = [];
 const call = caller(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS }, onEnqueued: (info) => void kicks.push(info) }));
 
 describe("schedules API", () => {
-  it("lists the schedules defined in code with their next runs", async () => {
+  it("lists the schedules defined in code with their next runs, by name, a page at a time", async () => {
     const r = await call("GET", "/api/schedules?next=3");
     expect(r.status).toBe(200);
-    expect(r.body.items.map((s: { name: string }) => s.name)).toEqual(["nightly-report", "hourly/ns:x"]);
-    const nightly = r.body.items[0];
+    expect(r.body).toMatchObject({ nextCursor: null });
+    expect(r.body.items.map((s: { name: string }) => s.name)).toEqual(["hourly/ns:x", "nightly-report"]);
+    const first = await call("GET", "/api/schedules?limit=1&next=0");
+    expect(first.body.items).toMatchObject([{ name: "hourly/ns:x", nextRuns: [] }]);
+    const second = await call("GET", `/api/schedules?limit=1&cursor=${first.body.nextCursor}`);
+    expect(second.body).toMatchObject({ items: [{ name: "nightly-report" }], nextCursor: null });
+    expect((await call("GET", "/api/schedules?limit=500&next=100")).body.error).toMatchObject({ code: "invalid_options", details: { field: "next" } });
+    const nightly = r.body.items[1];
     expect(nightly).toMatchObject({ cron: "30 2 * * *", timezone: "Europe/Berlin", job: "report", payload: { kind: "nightly" }, paused: false });
     expect(nightly.nextRuns).toHaveLength(3);
     expect(typeof nightly.description).toBe("string");
-    for (const q of ["next=abc", "next=101", "nxt=1"]) expect((await call("GET", `/api/schedules?${q}`)).body.error.code).toBe("invalid_options");
+    for (const q of ["next=abc", "next=101", "nxt=1", "limit=0", "cursor=x"]) expect((await call("GET", `/api/schedules?${q}`)).body.error.code).toBe("invalid_options");
   });
 
   it("pauses and resumes a schedule (names with / and : go URL-encoded)", async () => {
@@ -37,7 +43,7 @@ describe("schedules API", () => {
     const paused = await call("POST", `/api/schedules/${name}/pause`);
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ name: "hourly/ns:x", paused: true, nextRuns: [] });
-    expect((await call("GET", "/api/schedules")).body.items[1].paused).toBe(true);
+    expect((await call("GET", "/api/schedules")).body.items[0].paused).toBe(true);
     const resumed = await call("POST", `/api/schedules/${name}/resume`);
     expect(resumed.body).toMatchObject({ name: "hourly/ns:x", paused: false });
     expect(resumed.body.nextRuns.length).toBeGreaterThan(0);

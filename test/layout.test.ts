@@ -51,7 +51,7 @@ const RULES: Record<string, Rule> = {
   "enqueue.ts": { imports: ["LEAVES", "enqueue-prepare.ts", "store/enqueue"], types: ["job.ts", "settings", "store/shared"] },
   "enqueue-prepare.ts": { imports: ["LEAVES", "DOMAIN"], types: ["enqueue.ts", "settings", "store/enqueue"] },
   admin: { imports: ["LEAVES", "DOMAIN", "store/admin", "store/runs"], types: ["store/shared", "enqueue.ts"] },
-  schedules: { imports: ["LEAVES", "DOMAIN", "store/schedules"], types: ["settings", "store/shared", "tick"] },
+  schedules: { imports: ["LEAVES", "DOMAIN", "store/schedules", "store/shared"], types: ["settings", "tick"] },
   observe: { imports: ["LEAVES"], types: ["tick"] },
   "migrate.ts": { imports: ["LEAVES", "store/shared", "migrations.node.ts", "migrations.elsewhere.ts", "migrations.latest.ts"] },
   "migrations.latest.ts": { imports: [] },

@@ -178,11 +178,11 @@ describe("through whole ticks on the real server", () => {
     const w = await world("2024-03-09T12:00:00Z");
     const jobs = w.make([def("pair", "0 2,3 * * *")]);
     await jobs.tick({ budgetMs: 5_000 });
-    const [before] = await jobs.schedules.list({ next: 3 });
+    const [before] = (await jobs.schedules.list({ next: 3 })).items;
     expect(before!.nextRuns).toEqual(["2024-03-10T07:00:00.000Z", "2024-03-10T07:00:00.000Z", "2024-03-11T06:00:00.000Z"]);
     w.set("2024-03-10T07:00:30Z");
     await jobs.tick({ budgetMs: 5_000 });
-    const [after] = await jobs.schedules.list({ next: 2 });
+    const [after] = (await jobs.schedules.list({ next: 2 })).items;
     expect(after).toMatchObject({ nextRuns: ["2024-03-11T06:00:00.000Z", "2024-03-11T07:00:00.000Z"], lastOccurrenceAt: "2024-03-10T07:00:00.000Z" });
   });
 

@@ -19,7 +19,7 @@ describe("pause, resume, run now", () => {
     await tickThrough(redeployed, w, "2024-05-01T09:40:00Z", "2024-05-01T12:10:00Z", 10 * MIN);
     expect(w.runs.filter((r) => r.startsWith("schedule:p:"))).toEqual([]);
     expect(w.runs.filter((r) => r.startsWith("schedule:other:"))).toEqual(["10:30", "11:30"].map((m) => `schedule:other:2024-05-01T${m}:00.000Z`));
-    expect((await redeployed.schedules.list()).find((s) => s.name === "p")).toMatchObject({ paused: true, nextRuns: [] });
+    expect((await redeployed.schedules.list()).items.find((s) => s.name === "p")).toMatchObject({ paused: true, nextRuns: [] });
     // Resumed at 12:10: the occurrences passed while paused are not run; 13:00 is next.
     const resumed = await redeployed.schedules.resume("p");
     expect(resumed).toMatchObject({ paused: false, nextRuns: expect.arrayContaining(["2024-05-01T13:00:00.000Z"]) });
@@ -40,7 +40,7 @@ describe("pause, resume, run now", () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("fresh")]);
     const { id } = await jobs.schedules.run("fresh");
-    const [info] = await jobs.schedules.list({ next: 1 });
+    const [info] = (await jobs.schedules.list({ next: 1 })).items;
     expect(info).toMatchObject({ lastJobId: id, nextRuns: ["2024-05-01T10:00:00.000Z"] });
     expect(info!.lastEnqueuedAt).not.toBeNull();
     await tickThrough(jobs, w, "2024-05-01T09:31:00Z", "2024-05-01T10:01:00Z", 10 * MIN);
@@ -58,7 +58,7 @@ describe("pause, resume, run now", () => {
       id, job_name: "report", payload: { kind: "r" }, due: true,
       correlation_id: "schedule:r:manual:2024-05-01T09:30:00.000Z", idempotency_key: null,
     });
-    const [info] = await jobs.schedules.list();
+    const [info] = (await jobs.schedules.list()).items;
     expect(info).toMatchObject({ lastJobId: id, paused: true, nextRuns: [] });
     expect(info!.lastEnqueuedAt).not.toBeNull();
     await jobs.tick({ budgetMs: 5_000 });
@@ -81,7 +81,7 @@ describe("pause, resume, run now", () => {
   it("lists definitions with their next occurrences, description and last job", async () => {
     const w = await world("2024-03-10T05:30:00Z");
     const jobs = w.make([hourly("ny", { timezone: "America/New_York", missed: { catchUp: 3 } })]);
-    const before = await jobs.schedules.list({ next: 3 });
+    const before = (await jobs.schedules.list({ next: 3 })).items;
     expect(before).toEqual([{
       name: "ny", cron: "0 * * * *", timezone: "America/New_York", job: "report", payload: { kind: "ny" },
       missed: { catchUp: 3 }, paused: false,

@@ -36,11 +36,11 @@ describe("schedules over the Neon Pool", () => {
     }
     expect(runs).toEqual(["schedule:ny-hourly:2024-11-03T05:00:00.000Z", "schedule:ny-hourly:2024-11-03T06:00:00.000Z"]);
 
-    const [info] = await viaNeon.schedules.list({ next: 2 });
+    const [info] = (await viaNeon.schedules.list({ next: 2 })).items;
     expect(info).toMatchObject({ nextRuns: ["2024-11-03T07:00:00.000Z", "2024-11-03T08:00:00.000Z"], lastOccurrenceAt: "2024-11-03T06:00:00.000Z" });
     expect((await viaNeon.schedules.pause("ny-hourly")).nextRuns).toEqual([]);
     expect((await viaNeon.schedules.resume("ny-hourly")).nextRuns[0]).toBe("2024-11-03T07:00:00.000Z");
     const { id } = await viaNeon.schedules.run("ny-hourly");
-    expect((await viaNeon.schedules.list())[0]!.lastJobId).toBe(id);
+    expect((await viaNeon.schedules.list()).items[0]!.lastJobId).toBe(id);
   });
 });

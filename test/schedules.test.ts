@@ -123,7 +123,7 @@ describe("failures", () => {
       const key = `schedule:flaky:2024-05-01T${hh}:00:00.000Z`;
       return { idempotency_key: key, correlation_id: key, reason: "permanent" };
     }));
-    const [info] = await jobs.schedules.list({ next: 1 });
+    const [info] = (await jobs.schedules.list({ next: 1 })).items;
     expect(info).toMatchObject({ paused: false, nextRuns: ["2024-05-01T12:00:00.000Z"], lastOccurrenceAt: "2024-05-01T11:00:00.000Z" });
   });
 });
@@ -144,7 +144,7 @@ describe("sync from code", () => {
     const w = await world("2024-05-01T09:30:00Z");
     await w.make([hourly("c")]).tick({ budgetMs: 5_000 });
     const changed = w.make([hourly("c", { cron: "*/20 * * * *" })]);
-    expect((await changed.schedules.list({ next: 2 }))[0]!.nextRuns).toEqual(["2024-05-01T09:40:00.000Z", "2024-05-01T10:00:00.000Z"]);
+    expect((await changed.schedules.list({ next: 2 })).items[0]!.nextRuns).toEqual(["2024-05-01T09:40:00.000Z", "2024-05-01T10:00:00.000Z"]);
     await tickThrough(changed, w, "2024-05-01T09:31:00Z", "2024-05-01T10:21:00Z", 10 * MIN);
     expect(w.runs).toEqual(["09:40", "10:00", "10:20"].map((m) => `schedule:c:2024-05-01T${m}:00.000Z`));
     const [row] = await h.rows(`SELECT cron, payload FROM ${w.t.schedules}`);

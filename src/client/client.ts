@@ -9,7 +9,7 @@ import type { RunSummary, RunView } from "../store/runs/run-views.js";
 import { unsendableItem, unsendablePayload } from "./sendable.js";
 import { waitForResult, type WaitOptions } from "./wait.js";
 import type { TypedEnqueueItem } from "../jobs.js";
-import type { ScheduleInfo } from "../schedules/index.js";
+import type { ListSchedulesQuery, ScheduleInfo } from "../schedules/index.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
 import type { BulkReplayResult } from "../store/admin/replay-bulk.js";
@@ -90,7 +90,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
   };
   readonly schedules: {
-    list(params?: { next?: number }): Promise<ScheduleInfo[]>;
+    list(params?: ListSchedulesQuery): Promise<Page<ScheduleInfo>>;
     pause(name: string): Promise<ScheduleInfo>;
     resume(name: string): Promise<ScheduleInfo>;
     run(name: string): Promise<{ id: string }>;
@@ -230,9 +230,7 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       discardMany: (ids) => call("deadLetters.discardMany", { body: { ids } }),
     },
     schedules: {
-      async list(params = {}) {
-        return (await call<{ items: ScheduleInfo[] }>("schedules.list", { query: { ...params } })).items;
-      },
+      list: (params = {}) => call("schedules.list", { query: { ...params } }),
       pause: (schedule) => call("schedules.pause", name(schedule)),
       resume: (schedule) => call("schedules.resume", name(schedule)),
       run: (schedule) => call("schedules.run", name(schedule)),

@@ -54,6 +54,25 @@ export const listParams = [
   query("cursor", { type: "string" }, "nextCursor of the previous page"),
 ];
 
+export const scheduleSchema = {
+  type: "object",
+  description: "a schedule defined in code, with its stored state",
+  properties: {
+    name: { type: "string" },
+    cron: { type: "string" },
+    timezone: { type: "string" },
+    job: { type: "string" },
+    payload: {},
+    missed: { description: '"skip", "latest" or { catchUp: n }' },
+    description: { type: "string", description: 'plain words, e.g. "every hour at minute 0 (America/New_York)"' },
+    paused: { type: "boolean" },
+    nextRuns: { type: "array", items: { type: "string" }, description: "the next occurrences (ISO); the first may be overdue until a tick handles it" },
+    lastEnqueuedAt: nullable("string"),
+    lastJobId: nullable("string"),
+    lastOccurrenceAt: nullable("string"),
+  },
+};
+
 export const jobProperties = {
   id: { type: "string", format: "uuid" },
   job: { type: "string" },

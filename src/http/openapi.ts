@@ -1,10 +1,10 @@
 import type { AnyJob } from "../job.js";
-import { JOB_STATUSES, MAX_ATTEMPTS } from "../terms.js";
+import { JOB_STATUSES, MAX_ATTEMPTS, MAX_NEXT_RUNS, MAX_RUNS_PER_PAGE } from "../terms.js";
 import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { STATUS } from "./api-errors.js";
 import {
   componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, previewProperties, query, ref,
-  runProperties, type Schema, statsSchema, TIME,
+  runProperties, type Schema, scheduleSchema, statsSchema, TIME,
 } from "./openapi-schemas.js";
 import { ROUTES, type RouteName } from "./route-table.js";
 import { RUN_OUTCOMES } from "../store/runs/run-views.js";
@@ -121,11 +121,14 @@ const OPERATIONS: Record<RouteName, Operation> = {
     },
   },
   "schedules.list": {
-    parameters: [query("next", { type: "integer", minimum: 0, maximum: 100, default: 5 }, "how many next run times to list")],
-    responses: { "200": json({ type: "object", properties: { items: { type: "array", items: { type: "object" } } } }), ...errors("invalid_options") },
+    parameters: [
+      query("next", { type: "integer", minimum: 0, maximum: MAX_NEXT_RUNS, default: 5 }, `how many next run times to list (limit × next at most ${MAX_RUNS_PER_PAGE})`),
+      ...listParams.filter((p) => p.name !== "job"),
+    ],
+    responses: { "200": json(page("Schedule"), "by name"), ...errors("invalid_options") },
   },
-  "schedules.pause": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
-  "schedules.resume": { responses: { "200": json({ type: "object" }, "the schedule"), ...errors("not_found") } },
+  "schedules.pause": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
+  "schedules.resume": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
   stats: { responses: { "200": json(statsSchema), ...errors() } },
   health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
@@ -268,6 +271,7 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
             payload: { description: "on the run that ended the job, so it can be run again; null on the others" },
           },
         },
+        Schedule: scheduleSchema,
         DeadLetter: { type: "object", description: "one dead letter, with its payload", properties: { ...deadLetterProperties, payload: {} } },
         DeadLetterSummary: {
           type: "object",

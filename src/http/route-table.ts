@@ -33,7 +33,7 @@ export const ROUTES = {
   },
   "runs.get": { method: "GET", path: "/api/runs/:id", auth: "token", summary: "A run, with its output, error, stack and log lines" },
   "runs.rerun": { method: "POST", path: "/api/runs/:id/rerun", auth: "token", summary: "Enqueue a new job with the run's job, payload and correlation id" },
-  "schedules.list": { method: "GET", path: "/api/schedules", auth: "token", query: ["next"], summary: "Schedules with their next runs" },
+  "schedules.list": { method: "GET", path: "/api/schedules", auth: "token", query: ["next", "limit", "cursor"], summary: "Schedules with their next runs, by name" },
   "schedules.pause": { method: "POST", path: "/api/schedules/:name/pause", auth: "token", summary: "Pause a schedule" },
   "schedules.resume": { method: "POST", path: "/api/schedules/:name/resume", auth: "token", summary: "Resume a schedule" },
   "schedules.run": { method: "POST", path: "/api/schedules/:name/run", auth: "token", summary: "Enqueue the schedule's job now" },

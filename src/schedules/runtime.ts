@@ -5,18 +5,20 @@ import { newJobId } from "../ids.js";
 import type { AnyJob } from "../job.js";
 import type { Logger } from "../log.js";
 import { materializeOccurrences, type Advance } from "../store/schedules/materialize.js";
-import { readScheduleStates, type ScheduleStateRow } from "../store/schedules/states.js";
 import { setSchedulePaused } from "../store/schedules/pause.js";
 import { DUE_LIMIT, PROBE_COLUMNS, readDueSchedules, scheduleProbeColumns, type DueScheduleRow } from "../store/schedules/probe.js";
 import { enqueueRunNow } from "../store/schedules/run-now.js";
 import type { ScheduleRowInput } from "../store/schedules/row-insert.js";
 import { readScheduleHeads, writeScheduleSync, type SyncWrite } from "../store/schedules/sync.js";
 import { databaseNowMs } from "../store/schedules/database-now.js";
+import type { Page } from "../store/shared/paging.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { TickExtension } from "../tick/types.js";
-import { checkPayload } from "../payload.js";
-import { type FlowKeys, flowKeysFor } from "../flow/keys.js";
-import { defineSchedule, type Schedule, type ScheduleDefinition } from "./define.js";
+import type { Schedule, ScheduleDefinition } from "./define.js";
+import { type ListSchedulesQuery, listSchedulePage, scheduleInfo, type ScheduleInfo } from "./listing.js";
+import { type Prepared, prepare } from "./prepared.js";
+
+export type { ListSchedulesQuery, ScheduleInfo } from "./listing.js";
 import { definitionHash, setHash } from "./hash.js";
 import { DEFAULT_GRACE_MS, planOccurrences } from "./plan.js";
 
@@ -27,21 +29,9 @@ export interface ScheduleOptions {
   readonly graceMs?: number;
 }
 
-/** A schedule as the API, the CLI and the dashboard show it: its definition (description e.g. "every hour at minute 0 (America/New_York)") and its state. */
-export interface ScheduleInfo extends Pick<Schedule, "name" | "cron" | "timezone" | "job" | "payload" | "missed" | "description"> {
-  readonly paused: boolean;
-  /** The next occurrences (ISO), the first possibly overdue until a tick handles it; [] when paused. */
-  readonly nextRuns: string[];
-  /** When a job of this schedule was last enqueued (by an occurrence or run-now). */
-  readonly lastEnqueuedAt: string | null;
-  readonly lastJobId: string | null;
-  /** The occurrence time of the last occurrence enqueued (run-now has none). */
-  readonly lastOccurrenceAt: string | null;
-}
-
 export interface SchedulesApi {
-  /** Schedules defined in this deployment's code, with their stored state. */
-  list(options?: { next?: number }): Promise<ScheduleInfo[]>;
+  /** Schedules defined in this deployment's code, by name, a page at a time, with their stored state. */
+  list(query?: ListSchedulesQuery): Promise<Page<ScheduleInfo>>;
   /** Stops enqueueing occurrences; the definition stays. `not_found` for a name not defined in code. */
   pause(name: string): Promise<ScheduleInfo>;
   /** Restarts from the first occurrence after now (occurrences passed while paused are not run). */
@@ -50,15 +40,6 @@ export interface SchedulesApi {
   run(name: string): Promise<{ id: string }>;
 }
 
-interface Prepared {
-  readonly schedule: Schedule;
-  /** The payload as stored: what the handler will parse. */
-  readonly stored: unknown;
-  readonly priority: number;
-  readonly maxAttempts: number;
-  /** The keys of the job's limits: every occurrence obeys them as an enqueue would. */
-  readonly keys: FlowKeys;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -73,31 +54,6 @@ const MATERIALIZE_FOR_MS = 5_000;
  * (`schedule:<name>:2024-03-10T02:00:00.000-05:00`), which still parses to the instant.
  */
 export const occurrenceKey = (name: string, occurrenceMs: number, nominal?: string) => `schedule:${name}:${nominal ?? iso(occurrenceMs)}`;
-
-/** Validates every schedule against the jobs at createJobs time; throws `invalid_schedule` naming it. */
-const prepare = (
-  input: readonly (Schedule | ScheduleDefinition)[],
-  registry: ReadonlyMap<string, AnyJob>,
-  settings: JobsSettings,
-): Prepared[] => {
-  const seen = new Set<string>();
-  return input.map((item) => {
-    // Plain objects are accepted too: checked here; defined ones (frozen) come back as they are.
-    const schedule = defineSchedule(item);
-    if (seen.has(schedule.name)) {
-      throw new JobsError("invalid_schedule", `schedule "${schedule.name}" is defined twice`, { schedule: schedule.name });
-    }
-    seen.add(schedule.name);
-    try {
-      const { job, stored, parsed } = checkPayload(registry, schedule.job, schedule.payload, settings.maxPayloadBytes);
-      return { schedule, stored, priority: job.priority ?? 0, maxAttempts: job.maxAttempts ?? settings.defaultMaxAttempts, keys: flowKeysFor(job, parsed) };
-    } catch (e) {
-      if (!isJobsError(e)) throw e;
-      const extra = e.details && typeof e.details === "object" ? (e.details as Record<string, unknown>) : {};
-      throw new JobsError("invalid_schedule", `schedule "${schedule.name}": ${e.message}`, { ...extra, schedule: schedule.name, cause: e.code });
-    }
-  });
-};
 
 /**
  * Each defined (frozen) schedule's hash, made once per process: a queue built per request (edge runtimes)
@@ -257,47 +213,24 @@ export const createScheduling = (env: {
     if (!p) throw new JobsError("not_found", `no schedule named ${JSON.stringify(name)} is defined`, { schedule: name });
     return p;
   };
+  let sorted: Prepared[] | undefined;
   const nowMs = () => (clock ? clock().getTime() : Date.now());
   // What a write computes the next occurrence from: the database's clock, as a tick's sync uses.
   const writeNowMs = async () => (clock ? clock().getTime() : databaseNowMs(db));
-
-  const info = (p: Prepared, row: ScheduleStateRow | undefined, hash: string, next: number): ScheduleInfo => {
-    const s = p.schedule;
-    const paused = row?.paused ?? false;
-    let nextRuns: number[] = [];
-    if (!paused && next > 0 && row && row.definition_hash === hash) {
-      // A synced row knows the next occurrence not yet handled: listed once per run at it (two where a skipped time lands on another).
-      const first = Number(row.next_ms);
-      nextRuns = [...s.rule.firingsAt(first).map(() => first), ...s.rule.take(next, first)].slice(0, next);
-    } else if (!paused && next > 0) nextRuns = s.rule.take(next, nowMs());
-    return {
-      name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: p.stored, missed: s.missed, paused,
-      nextRuns: nextRuns.map(iso),
-      lastEnqueuedAt: row?.last_enqueued_at ?? null,
-      lastJobId: row?.last_job_id ?? null,
-      lastOccurrenceAt: row?.last_occurrence_at ?? null,
-      description: s.description,
-    };
-  };
 
   const setPaused = async (name: string, paused: boolean) => {
     const p = find(name);
     const hash = (await hashes()).byName.get(p.schedule.name)!;
     const row = await setSchedulePaused(db, tables, rowInput(p, hash, p.schedule.rule.nextAfter(await writeNowMs())), paused);
     logger.log("info", paused ? "schedule paused" : "schedule resumed", { schedule: name });
-    return info(p, row, hash, 5);
+    return scheduleInfo(p, row, hash, 5, nowMs());
   };
 
   const api: SchedulesApi = {
-    async list(options = {}) {
-      const next = options.next ?? 5;
-      if (!Number.isInteger(next) || next < 0 || next > 100) {
-        throw new JobsError("invalid_options", "next must be an integer from 0 to 100", { field: "next" });
-      }
-      if (prepared.length === 0) return [];
+    async list(query = {}) {
       const { byName: hashOf } = await hashes();
-      const rows = new Map((await readScheduleStates(db, tables)).map((r) => [r.name, r]));
-      return prepared.map((p) => info(p, rows.get(p.schedule.name), hashOf.get(p.schedule.name)!, next));
+      sorted ??= [...prepared].sort((a, b) => (a.schedule.name < b.schedule.name ? -1 : 1));
+      return listSchedulePage({ db, tables, sorted, hashOf, nowMs: nowMs() }, query);
     },
     pause: (name) => setPaused(name, true),
     resume: (name) => setPaused(name, false),

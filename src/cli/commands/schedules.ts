@@ -1,6 +1,7 @@
+import { MAX_LIMIT } from "../../store/shared/paging.js";
 import type { ScheduleInfo } from "../../schedules/index.js";
 import { type CommandSpec, stringOption } from "../command.js";
-import { table } from "../output.js";
+import { nextPage, table } from "../output.js";
 import { intOption } from "../parse.js";
 
 const NEEDS = "Needs your schedules: the jobs module (--jobs or JOBS_MODULE) exports `schedules`, as passed to createJobs.";
@@ -17,20 +18,23 @@ const list: CommandSpec = {
   path: ["schedules", "list"],
   summary: "Schedules defined in your code, with their state and next runs",
   maxArgs: 0,
-  options: { next: { type: "string", value: "N", description: "how many next runs to show (default 1, up to 20)" } },
+  options: {
+    next: { type: "string", value: "N", description: "how many next runs to show (default 1, up to 20)" },
+    limit: { type: "string", value: "N", description: `at most N schedules, by name (default 50, up to ${MAX_LIMIT})` },
+    cursor: { type: "string", value: "CURSOR", description: "the next page, as the previous page printed it" },
+  },
   details: NEEDS,
   async run(session, _args, values) {
     const next = intOption(stringOption(values, "next"), "next", 1, 20) ?? 1;
     const jobs = await session.jobs("required", "schedules list");
-    const schedules = await jobs.schedules.list({ next });
-    session.print(schedules, () =>
-      schedules.length === 0
-        ? "no schedules defined (the jobs module exports no `schedules`)"
-        : table(
-            ["name", "state", "job", "cron", "time zone", "next run", "last enqueued"],
-            schedules.map((s) => [s.name, s.paused ? "paused" : "active", s.job, s.cron, s.timezone, s.nextRuns.join(", ") || "-", s.lastEnqueuedAt ?? "never"]),
-          ),
-    );
+    const cursor = stringOption(values, "cursor");
+    const page = await jobs.schedules.list({ next, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_LIMIT), cursor });
+    session.print(page, () => {
+      if (page.items.length === 0) return cursor ? "no schedules on this page" : "no schedules defined (the jobs module exports no `schedules`)";
+      const rows = page.items.map((s) => [s.name, s.paused ? "paused" : "active", s.job, s.cron, s.timezone, s.nextRuns.join(", ") || "-", s.lastEnqueuedAt ?? "never"]);
+      const more = page.nextCursor ? `\n${nextPage("schedules list", values, page.nextCursor)}` : "";
+      return `${table(["name", "state", "job", "cron", "time zone", "next run", "last enqueued"], rows)}${more}`;
+    });
   },
 };
 

@@ -4,10 +4,11 @@ import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
 import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
-import { enqueued, type Routes } from "../dashboard-context.js";
+import type { Page as ListPage } from "../../store/shared/paging.js";
+import { enqueued, q, qs, type Routes } from "../dashboard-context.js";
 import { pretty, Time } from "../format.js";
 import { Csrf, Live, Page } from "../layout.js";
-import { Kv } from "../parts.js";
+import { Kv, Pager } from "../parts.js";
 import { noticeFor } from "../notices.js";
 
 const NEXT_RUNS = 3;
@@ -25,17 +26,18 @@ const inZone = (iso: string, timeZone: string): string => {
 const missedText = (m: MissedPolicy): string =>
   m === "skip" ? "skip missed runs" : m === "latest" ? "run the latest missed once" : `catch up the last ${m.catchUp}`;
 
-const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; notice?: string; alert?: string }> = ({
-  base,
-  csrf,
-  schedules,
-  notice,
-  alert,
-}) => (
+type SchedulesProps = { base: string; csrf: string; page: ListPage<ScheduleInfo> | undefined; cursor?: string; notice?: string; alert?: string };
+
+const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert }) => {
+  const link = (at?: string) => `${base}/schedules${qs({ cursor: at })}`;
+  // An action comes back to the page it was taken on.
+  const act = (s: ScheduleInfo, verb: string) => `${base}/schedules/${encodeURIComponent(s.name)}/${verb}${qs({ cursor })}`;
+  const schedules = page?.items ?? [];
+  return (
   <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert} canonical={`${base}/schedules`}>
     <Live id="schedules">
-      {schedules.length === 0 ? (
-        <p class="muted">This deployment defines no schedules (pass `schedules` to createJobs).</p>
+      {!page ? null : schedules.length === 0 ? (
+        <p class="muted">{cursor ? "No schedules on this page." : "This deployment defines no schedules (pass `schedules` to createJobs)."}</p>
       ) : (
         schedules.map((s) => (
           <section class="card" aria-labelledby={`s-${s.name}`} id={`schedule-${s.name}`}>
@@ -67,13 +69,13 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
               ]}
             />
             <div class="actions">
-              <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/${s.paused ? "resume" : "pause"}`} class="inline">
+              <form method="post" action={act(s, s.paused ? "resume" : "pause")} class="inline">
                 <Csrf token={csrf} />
                 <button type="submit" aria-label={`${s.paused ? "Resume" : "Pause"} ${s.name}`}>
                   {s.paused ? "Resume" : "Pause"}
                 </button>
               </form>
-              <form method="post" action={`${base}/schedules/${encodeURIComponent(s.name)}/run`} class="inline">
+              <form method="post" action={act(s, "run")} class="inline">
                 <Csrf token={csrf} />
                 <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
                   Run now
@@ -83,28 +85,38 @@ const Schedules: FC<{ base: string; csrf: string; schedules: ScheduleInfo[]; not
           </section>
         ))
       )}
+      <Pager link={link} cursor={cursor} next={page?.nextCursor} />
     </Live>
   </Page>
-);
+  );
+};
 
 export const schedulePages: Routes = (app, deps) => {
   const { base } = deps;
   app.get("/schedules", async (c) => {
-    const schedules = await c.var.jobs.schedules.list({ next: NEXT_RUNS });
-    return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} notice={noticeFor(c.req.query("done"))} />);
+    const cursor = q(c.req.query("cursor"));
+    const props = { base, csrf: c.var.session.csrf, cursor };
+    try {
+      const page = await c.var.jobs.schedules.list({ next: NEXT_RUNS, cursor });
+      return c.html(<Schedules {...props} page={page} notice={noticeFor(c.req.query("done"))} />);
+    } catch (e) {
+      if (!isJobsError(e)) throw e;
+      return c.html(<Schedules {...props} page={undefined} alert={e.message} />, 400);
+    }
   });
 
   const act = (path: string, done: string, run: (name: string, api: SchedulesApi) => Promise<unknown>) =>
     app.post(`/schedules/:name/${path}`, async (c) => {
       const api = c.var.jobs.schedules;
+      const cursor = q(c.req.query("cursor"));
       try {
         const result = await run(c.req.param("name"), api);
         if (path === "run") await enqueued(deps, c, [(result as { id: string }).id]);
-        return c.redirect(`${base}/schedules?done=${done}`, 303);
+        return c.redirect(`${base}/schedules${qs({ done, cursor })}#schedule-${encodeURIComponent(c.req.param("name"))}`, 303);
       } catch (e) {
         if (!isJobsError(e)) throw e;
-        const schedules = await api.list({ next: NEXT_RUNS });
-        return c.html(<Schedules base={base} csrf={c.var.session.csrf} schedules={schedules} alert={e.message} />, e.code === "not_found" ? 404 : 400);
+        const page = await api.list({ next: NEXT_RUNS, cursor }).catch(() => api.list({ next: NEXT_RUNS }));
+        return c.html(<Schedules base={base} csrf={c.var.session.csrf} page={page} cursor={cursor} alert={e.message} />, e.code === "not_found" ? 404 : 400);
       }
     });
   act("pause", "paused", (name, api) => api.pause(name));

@@ -4,8 +4,8 @@ import { intParam, queryParams } from "../params.js";
 /** Schedules are defined in code; the API lists them and pauses, resumes or runs one (`not_found` for other names). */
 export const scheduleHandlers: Handlers<"schedules.list" | "schedules.pause" | "schedules.resume" | "schedules.run"> = {
   async "schedules.list"(c) {
-    const next = intParam(queryParams(c, "schedules.list").next, "next");
-    return c.json({ items: await (await jobsOf(c)).schedules.list(next === undefined ? {} : { next }) });
+    const q = queryParams(c, "schedules.list");
+    return c.json(await (await jobsOf(c)).schedules.list({ next: intParam(q.next, "next"), limit: intParam(q.limit, "limit"), cursor: q.cursor }));
   },
   async "schedules.pause"(c) {
     return c.json(await (await jobsOf(c)).schedules.pause(c.req.param("name")!));

@@ -18,8 +18,8 @@ export const STATE_COLUMNS = (s: string) => `${s}.name, ${s}.definition_hash, ${
   ${s}.last_job_id::text AS last_job_id,
   to_char(${s}.last_occurrence_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_occurrence_at`;
 
-/** The stored state of every schedule: what the dashboard lists next to the definitions in code. */
-export const readScheduleStates = async (db: Db, t: Tables): Promise<ScheduleStateRow[]> => {
-  const { rows } = await db.query<ScheduleStateRow>(`SELECT ${STATE_COLUMNS("s")} FROM ${t.schedules} s ORDER BY s.name`);
+/** The stored state of the named schedules (a page of them): read by primary key, whatever the table holds. */
+export const readScheduleStates = async (db: Db, t: Tables, names: readonly string[]): Promise<ScheduleStateRow[]> => {
+  const { rows } = await db.query<ScheduleStateRow>(`SELECT ${STATE_COLUMNS("s")} FROM ${t.schedules} s WHERE s.name = ANY ($1::text[])`, [names]);
   return rows;
 };

@@ -140,7 +140,7 @@ const boundedCountProperties = {
   count: {
     type: "integer",
     minimum: 0,
-    description: `exact up to countLimit (${COUNT_LIMIT}), or less when more than 10 jobs share one read (${COUNT_BUDGET} entries, at least ${MIN_KEY_COUNT} each); with countIsLowerBound, there are more`,
+    description: `exact up to countLimit (${COUNT_LIMIT}), or less when more than 3 jobs share one read (${COUNT_BUDGET} entries, at least ${MIN_KEY_COUNT} each); with countIsLowerBound, there are more`,
   },
   countIsLowerBound: { const: true, description: `present only when there are more than count: show "${COUNT_LIMIT.toLocaleString("en-US")}+"` },
 };

@@ -451,6 +451,25 @@ describe("dashboard replay and escaping", () => {
     expect(await live("1h", { "x-pgtick-live": "1" })).toBe(true);
   });
 
+  // A job's page refreshed its state every 3 s, and sent and drew its whole payload each time: 1 MB a poll for a payload at the limit.
+  it("leaves a job's payload out of a live poll, which swaps in only the job's state", async () => {
+    const { cookie } = await login();
+    const { id } = await jobs.enqueue("note", { text: "x".repeat(200_000) });
+    try {
+      const page = async (headers: Record<string, string>) => (await app.request(`${ORIGIN}/dashboard/jobs/${id}`, { headers: { cookie, ...headers } })).text();
+      const loaded = await page({});
+      expect(loaded).toContain('<pre id="payload">');
+      expect(loaded.length).toBeGreaterThan(200_000);
+      const polled = await page({ "x-pgtick-live": "1" });
+      expect(polled).not.toContain('id="payload"');
+      expect(polled.length).toBeLessThan(20_000);
+      expect(polled).toContain('<div id="job" data-live="">');
+      expect((await jobs.get(id, { payload: false }))?.payload).toBeUndefined();
+    } finally {
+      await jobs.cancel(id);
+    }
+  });
+
   it("pages each list with its filter kept: on to the next page, and back to the first", async () => {
     const { cookie } = await login();
     // 51 notes dead-lettered (a dead letter and a run each), and 51 delayed ones queued: one more than a page.

@@ -38,8 +38,11 @@ export type { ListRunsQuery } from "../store/runs/runs-list.js";
 export interface QueueAdmin {
   /** Queued and running jobs, newest first, keyset-paginated; rows carry a payload preview. */
   list(query?: ListJobsQuery): Promise<Page<JobSummary>>;
-  /** One job: queued, running, dead, or succeeded (from the run history while it keeps it), with its attempts. */
-  get(id: string): Promise<JobView | null>;
+  /**
+   * One job: queued, running, dead, or succeeded (from the run history while it keeps it), with its attempts.
+   * `{ payload: false }` leaves its payload out (undefined), for a view that refreshes and has it already.
+   */
+  get(id: string, options?: { payload?: boolean }): Promise<JobView | null>;
   /** Deletes a queued job. `not_found`, or `conflict` while it runs (its tick owns it). */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
   /**
@@ -111,8 +114,8 @@ export const queueAdmin = (env: {
   const db: Db = { query: (text, params, opts) => env.db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? ADMIN_STATEMENT_MS }) };
   return {
     list: (query) => listJobs(db, t, query),
-    async get(id) {
-      const found = await getJob(db, t, id);
+    async get(id, options) {
+      const found = await getJob(db, t, id, options?.payload ?? true);
       if (!found) return null;
       const { flow, ...job } = found;
       return { ...job, waitingOn: flow ? waitingOn(job.job, flow, env.flow) : null };

@@ -109,11 +109,16 @@ const JobGone: FC<{ id: string }> = ({ id }) => (
   </Live>
 );
 
-export const JobDetail: FC<{ base: string; csrf: string; job: JobView; notice?: string; alert?: string }> = ({ base, csrf, job, notice, alert }) => (
+/** `live`: the answer to a poll, which keeps the payload the page loaded with (a debounce or an edited replay shows on reload). */
+export const JobDetail: FC<{ base: string; csrf: string; job: JobView; live?: boolean; notice?: string; alert?: string }> = ({ base, csrf, job, live, notice, alert }) => (
   <Page title={`Job ${job.job}`} base={base} section="jobs" csrf={csrf} notice={notice} alert={alert} canonical={`${base}/jobs/${encodeURIComponent(job.id)}`}>
     <JobState base={base} csrf={csrf} job={job} />
-    <h2>Payload</h2>
-    <pre id="payload">{pretty(job.payload)}</pre>
+    {live ? null : (
+      <>
+        <h2>Payload</h2>
+        <pre id="payload">{pretty(job.payload)}</pre>
+      </>
+    )}
   </Page>
 );
 

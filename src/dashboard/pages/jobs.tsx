@@ -27,10 +27,12 @@ export const jobPages: Routes = (app, deps) => {
 
   app.get("/jobs/:id", async (c) => {
     const id = c.req.param("id");
-    const job = await c.var.jobs.get(id);
+    // A live poll swaps in the job's state only: the payload (up to its limit, 1 MB a poll) is left out of it.
+    const live = c.req.header("x-pgtick-live") !== undefined;
+    const job = await c.var.jobs.get(id, { payload: !live });
     const csrf = c.var.session.csrf;
     if (!job) return c.html(<JobNotFound base={base} csrf={csrf} id={id} />, 404);
-    return c.html(<JobDetail base={base} csrf={csrf} job={job} notice={noticeFor(c.req.query("done"), undefined)} />);
+    return c.html(<JobDetail base={base} csrf={csrf} job={job} live={live} notice={noticeFor(c.req.query("done"), undefined)} />);
   });
 
   /** Cancel and run now answer on the job's page when they cannot act: gone (404), or running (409). */

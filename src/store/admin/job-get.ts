@@ -21,7 +21,7 @@ export type JobRecord = Omit<JobView, "waitingOn"> & { readonly flow: FlowState 
  * attempts the history holds. Null when none has it: it is older than the history's retention
  * (or was cancelled with the history off), or never existed.
  */
-export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord | null> => {
+export const getJob = async (db: Db, t: Tables, id: string, withPayload = true): Promise<JobRecord | null> => {
   if (!isUuid(id)) return null;
   // The payload leaves as a column of its own: built into the view's jsonb, a 1 MB payload was copied
   // at each step (about 0.6 s of the server's time for a page the dashboard refreshes every 3 s). An ended
@@ -54,12 +54,13 @@ export const getJob = async (db: Db, t: Tables, id: string): Promise<JobRecord |
          'flow', NULL, 'output', f.output, 'outputTruncated', f.output_truncated, 'finishedAt', ${isoSql("f.finished_at")}) AS v, f.payload
        FROM final f),
      found AS (SELECT v, payload FROM live UNION ALL SELECT v, payload FROM ended LIMIT 1)
-     SELECT v || jsonb_build_object('attempts', (SELECT coalesce(jsonb_agg(${runSummaryJson("r")} ORDER BY r.id), '[]'::jsonb) FROM runs r)) AS v, payload
+     SELECT v || jsonb_build_object('attempts', (SELECT coalesce(jsonb_agg(${runSummaryJson("r")} ORDER BY r.id), '[]'::jsonb) FROM runs r)) AS v,
+            CASE WHEN $2::boolean THEN payload END AS payload
      FROM found`,
-    [id],
+    [id, withPayload],
   );
   const row = rows[0];
-  return row ? { ...row.v, payload: row.payload, flow: row.v.flow ?? null } : null;
+  return row ? { ...row.v, payload: withPayload ? row.payload : undefined, flow: row.v.flow ?? null } : null;
 };
 
 /**

@@ -5,7 +5,7 @@
 import { neon, neonConfig } from "@neondatabase/serverless";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { size } from "../src/dashboard/payload-preview.js";
+import { randomBytes } from "node:crypto";
 import { createApp } from "../src/http/index.js";
 import { createJobs, type Db, defineJob, fromNeonHttp, silentLogger } from "../src/index.js";
 import { listDeadLetters } from "../src/store/admin/dead-letters-list.js";
@@ -73,15 +73,16 @@ describe("list pages over neon(), within Neon's response limit", () => {
     expect(list.body.items.map((j: { id: string }) => j.id)).toEqual([...ids].reverse());
     const last = list.body.items[11];
     expect(last).not.toHaveProperty("payload");
-    expect(last).toMatchObject({ id: ids[0], status: "queued", payloadPreview: text.slice(0, PAYLOAD_PREVIEW_CHARS), payloadBytes: text.length, payloadTruncated: true });
+    // Stored in more than 8 KB: outlined, not written out (its size unmeasured).
+    expect(last).toMatchObject({ id: ids[0], status: "queued", payloadPreview: '{"blob": …}', payloadBytes: null, payloadTruncated: true });
 
     const dead = await call("GET", "/api/dead-letters?limit=500");
     expect(dead.status).toBe(200);
     expect(dead.body.items).toHaveLength(12);
     for (const d of dead.body.items) {
       expect(d).not.toHaveProperty("payload");
-      expect(d).toMatchObject({ job: "blob", reason: "permanent", payloadBytes: text.length, payloadTruncated: true });
-      expect(d.payloadPreview).toHaveLength(PAYLOAD_PREVIEW_CHARS);
+      expect(d).toMatchObject({ job: "blob", reason: "permanent", payloadBytes: null, payloadTruncated: true });
+      expect(d.payloadPreview).toBe('{"blob": …}');
     }
 
     const one = await call("GET", `/api/jobs/${ids[0]}`);
@@ -96,8 +97,8 @@ describe("list pages over neon(), within Neon's response limit", () => {
       const res = await page(path);
       expect(res.status).toBe(200);
       // Each row shows the start of its payload and its size, never the payload itself.
-      expect(res.text).toContain(`xxxxx…`);
-      expect(res.text.split(size(text.length)).length - 1).toBe(12);
+      expect(res.text).toContain(`{&quot;blob&quot;: …}…`);
+      expect(res.text.split("over 8 KB").length - 1).toBe(12);
       expect(res.text.length).toBeLessThan(200_000);
     }
     const detail = await page(`/jobs/${ids[0]}`);
@@ -129,6 +130,25 @@ describe("list pages over neon(), within Neon's response limit", () => {
       payloadBytes: Buffer.byteLength(longText),
       payloadTruncated: true,
     });
+    await h.db.query("DELETE FROM jobs_queue");
+  });
+
+  // Writing a page of 1 MB payloads out to cut their previews took a second a poll (about 17 ms a megabyte).
+  it("outlines a payload stored in more than 8 KB: its keys, its length, or a long string's start", async () => {
+    const hex = (n: number) => randomBytes(n / 2).toString("hex");
+    const big = { id: 7, meta: Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, hex(8)])), note: hex(20_000), items: [hex(10_000)], title: "t" };
+    const list = [hex(12_000), 1, { x: 1 }];
+    const text = hex(12_000);
+    await h.db.query(
+      `INSERT INTO jobs_queue (id, job_name, payload, run_at)
+       SELECT gen_random_uuid(), j, p, now() + interval '1 hour' FROM unnest($1::text[], $2::jsonb[]) AS x(j, p)`,
+      [["a", "b", "c"], [JSON.stringify(big), JSON.stringify(list), JSON.stringify(text)]],
+    );
+    const byJob = new Map((await listJobs(h.db, jobs.tables, {})).items.map((j) => [j.job, j]));
+    // jsonb keeps an object's keys shortest first.
+    expect(byJob.get("a")).toMatchObject({ payloadBytes: null, payloadTruncated: true, payloadPreview: '{"id": …, "meta": …, "note": …, "items": …, "title": …}' });
+    expect(byJob.get("b")).toMatchObject({ payloadBytes: null, payloadTruncated: true, payloadPreview: "[3 items]" });
+    expect(byJob.get("c")).toMatchObject({ payloadBytes: null, payloadTruncated: true, payloadPreview: `"${text}`.slice(0, PAYLOAD_PREVIEW_CHARS) });
     await h.db.query("DELETE FROM jobs_queue");
   });
 
@@ -184,8 +204,9 @@ describe("list pages over neon(), within Neon's response limit", () => {
         return true;
       };
       walk(row!["QUERY PLAN"][0]!.Plan, false);
-      // One Result per page row (the OFFSET 0 subquery), computing the text and nothing else.
-      expect(computing.map((n) => [n["Node Type"], n.Output])).toEqual([["Result", [expect.stringMatching(/^\([qd]\.payload\)::text$/)]]]);
+      // One Result per page row (the OFFSET 0 subquery), computing the text (or a large payload's outline) and nothing else.
+      expect(computing.map((n) => [n["Node Type"], n.Output?.length])).toEqual([["Result", 2]]);
+      expect(computing[0]!.Output![0]).toMatch(/^CASE WHEN \(pg_column_size\([qd]\.payload\) <= 8192\) THEN \([qd]\.payload\)::text ELSE NULL::text END$/);
     }
     await h.db.query("DELETE FROM jobs_queue");
     await h.db.query("DELETE FROM jobs_dead_letters");

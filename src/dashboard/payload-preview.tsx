@@ -9,7 +9,7 @@ export const size = (bytes: number): string =>
 
 /**
  * A list row's payload: the start of its JSON text (lists never carry whole
- * payloads; the detail page shows it) and, when that was cut, the full size.
+ * payloads; the detail page shows it) and, when that was cut, the full size (a large one's is not measured).
  */
 export const PayloadCell: FC<{ row: PayloadPreview }> = ({ row }) => (
   <>
@@ -17,6 +17,6 @@ export const PayloadCell: FC<{ row: PayloadPreview }> = ({ row }) => (
       {row.payloadPreview}
       {row.payloadTruncated ? "…" : ""}
     </code>
-    {row.payloadTruncated ? <div class="muted">{size(row.payloadBytes)}</div> : null}
+    {row.payloadTruncated ? <div class="muted">{row.payloadBytes === null ? "over 8 KB" : size(row.payloadBytes)}</div> : null}
   </>
 );

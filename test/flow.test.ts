@@ -213,6 +213,8 @@ describe("rate limits", () => {
   it("two limited jobs whose names could share a bucket (one is the other's and a colon) are refused at createJobs", async () => {
     const limited = (name: string) => defineJob({ name, schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: () => {} });
     expect(() => h.make([limited("mail"), limited("mail:send")])).toThrow(/jobs mail and mail:send both have limits/);
+    // Names between them in sorted order ("mail-x": "-" sorts before ":"), in any order of definition.
+    expect(() => h.make([limited("mail:send"), limited("mail-x"), limited("mail.y"), limited("mail")])).toThrow(/jobs mail and mail:send both have limits/);
     expect(() => h.make([limited("mail"), defineJob({ name: "mail:send", schema: tenant, handler: () => {} })])).not.toThrow();
   });
 

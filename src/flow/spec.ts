@@ -72,19 +72,36 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
     limits[job.name] = { c: job.concurrency?.limit ?? null, r: list.map((r) => ({ s: r.scope, l: r.limit, p: r.periodMs, pad: ratePadMs(r.periodMs) })) };
   }
   // Buckets are named `<job>:<key>`: jobs "mail" (key "send:x") and "mail:send" (key "x") would share one.
-  const limited = [...rules.keys()];
+  const limited = [...rules.keys()].sort();
   for (const a of limited) {
-    const b = limited.find((other) => other.startsWith(`${a}:`));
+    const b = prefixedBy(limited, `${a}:`);
     if (b !== undefined) {
       throw new JobsError("invalid_config", `jobs ${a} and ${b} both have limits, and one's name is the other's followed by ":": their keys could name the same bucket; rename one`);
     }
   }
   // Group x per 60 s with key "5:k" and group "x:60000" per 5 ms with key "k" would both be r:g:x:60000:5:k.
+  const scopeNames = [...scopes.keys()].sort();
   for (const [a, what] of scopes) {
-    const b = [...scopes.keys()].find((other) => other.startsWith(`${a}:`));
+    const b = prefixedBy(scopeNames, `${a}:`);
     if (b !== undefined) {
       throw new JobsError("invalid_config", `rate limits of ${what} and ${scopes.get(b)} could count in the same bucket; rename a group`);
     }
   }
   return { enabled: rules.size > 0, limitsJson: JSON.stringify(limits), rules };
+};
+
+/**
+ * The first of `sorted` (ascending) that starts with `prefix`, found by binary search: every string
+ * starting with it sorts right at or after it. Comparing each name with every other was quadratic:
+ * 57 ms of each createJobs at 1,000 limited jobs, and edge apps build one per request.
+ */
+const prefixedBy = (sorted: readonly string[], prefix: string): string | undefined => {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < prefix) lo = mid + 1;
+    else hi = mid;
+  }
+  const found = sorted[lo];
+  return found !== undefined && found.startsWith(prefix) ? found : undefined;
 };

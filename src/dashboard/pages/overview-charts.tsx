@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import { RANGES, type Series, type SeriesRange } from "../../store/admin/series.js";
+import { RANGES, type Series, type SeriesRange, type ThroughputPoint } from "../../store/admin/series.js";
 import { Bars, type BarSeries } from "../charts/bars.js";
 import { countTicks, niceDuration, niceMax } from "../charts/scale.js";
 import { dur, num } from "../format.js";
@@ -34,9 +34,6 @@ export const RangePicker: FC<{ base: string; range: SeriesRange }> = ({ base, ra
   </nav>
 );
 
-/** How many jobs get a small chart of their own: the busiest in the range. */
-const PER_JOB_CHARTS = 12;
-
 const sum = (rows: ReadonlyArray<readonly number[]>, k: number) => rows.reduce((n, r) => n + (r[k] ?? 0), 0);
 
 /** Throughput (all jobs, then one small chart per job on one shared scale), queue depth and oldest wait. */
@@ -45,18 +42,17 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
   const start = Date.parse(s.start);
   const slot = (at: string) => Math.round((Date.parse(at) - start) / s.bucketMs);
   const empty = (width: number) => Array.from({ length: s.buckets }, () => Array<number>(width).fill(0));
+  const add = (rows: number[][], p: Omit<ThroughputPoint, "job">) => {
+    const i = slot(p.at);
+    if (rows[i]) [p.succeeded, p.retried + p.requeued, p.deadLettered].forEach((n, k) => (rows[i]![k]! += n));
+  };
   const all = empty(3);
+  for (const p of s.totals) add(all, p);
+  // The series gives the busiest jobs of the range only (a dozen): a chart each, on one shared scale.
   const byJob = new Map<string, number[][]>();
   for (const p of s.throughput) {
-    const i = slot(p.at);
-    if (!all[i]) continue;
-    const v = [p.succeeded, p.retried + p.requeued, p.deadLettered];
-    const rows = byJob.get(p.job) ?? empty(3);
-    byJob.set(p.job, rows);
-    v.forEach((n, k) => {
-      all[i]![k]! += n;
-      rows[i]![k]! += n;
-    });
+    if (!byJob.has(p.job)) byJob.set(p.job, empty(3));
+    add(byJob.get(p.job)!, p);
   }
   const depth = empty(2);
   const wait = empty(1);
@@ -67,9 +63,7 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
     wait[i] = [p.oldestWaitMs ?? 0];
   }
   const top = (rows: number[][]) => Math.max(0, ...rows.map((r) => r.reduce((a, b) => a + b, 0)));
-  // A small chart for each of the busiest jobs only: a page of hundreds was megabytes, redrawn every poll.
-  const runs = (rows: number[][]) => rows.reduce((n, r) => n + r.reduce((a, b) => a + b, 0), 0);
-  const shown = [...byJob.entries()].sort(([a, x], [b, y]) => runs(y) - runs(x) || (a < b ? -1 : 1)).slice(0, PER_JOB_CHARTS).map(([job]) => job).sort();
+  const shown = [...byJob.keys()].sort();
   const shared = niceMax(Math.max(0, ...shown.map((job) => top(byJob.get(job)!))));
   const at = (i: number) => `${new Date(start + i * s.bucketMs).toISOString().slice(5, 16).replace("T", " ")} UTC`;
   const unit = `jobs per ${ui.per}`;
@@ -104,7 +98,7 @@ export const Charts: FC<{ s: Series }> = ({ s }) => {
       <div class="sm" id="per-job">
         {shown.map((job) => chart(`chart-job-${encodeURIComponent(job)}`, job, byJob.get(job)!, shared, 48))}
       </div>
-      {byJob.size > shown.length ? <p class="muted">and {num(byJob.size - shown.length)} less busy {byJob.size - shown.length === 1 ? "job" : "jobs"} (the run history lists every run)</p> : null}
+      {s.jobs > shown.length ? <p class="muted">and {num(s.jobs - shown.length)} less busy {s.jobs - shown.length === 1 ? "job" : "jobs"} (the run history lists every run)</p> : null}
       <h2>Queue over time</h2>
       <Legend series={DEPTH} />
       <div class="sm">

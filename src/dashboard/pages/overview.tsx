@@ -33,6 +33,7 @@ const Overview: FC<Props> = ({ base, csrf, stats, series, range, maxTicks, error
         <Charts s={series} />
         <h2>Run times</h2>
         <Durations rows={series.durations} />
+        {series.jobs > series.durations.length ? <p class="muted">The {series.durations.length} busiest of {series.jobs} jobs in this range.</p> : null}
       </Live>
     ) : null}
     <Live id="ov-tables">

@@ -44,7 +44,7 @@ export interface Stats {
   readonly deadLetters: DeadLetterCount[];
   /** Where counts stop (10,000): counting further would read every row. */
   readonly countLimit: number;
-  /** Per job and minute, the last 60 minutes, oldest first. */
+  /** Per job and minute, the last 60 minutes, oldest first, for the busiest 50 jobs of the hour. */
   readonly minutes: MinuteCounts[];
   readonly lastTickAt: string | null;
   readonly lastReport: Record<string, unknown> | null;
@@ -67,13 +67,19 @@ const countFields = (n: string, lim: string) =>
  * letters), each count stops at COUNT_LIMIT, the oldest due job of each is the first entry of its
  * index, and running jobs (few: at most the ticks' concurrency) are read along the lease index.
  */
-/** The last hour's counts per job and minute, as a jsonb array. */
+/** Jobs `minutes` gives: every job's minutes were 21 MB at 2,000 busy jobs. */
+export const MINUTES_JOBS = 50;
+
+/** The last hour's counts per job and minute, for the busiest MINUTES_JOBS jobs of the hour, as a jsonb array. */
 const MINUTES = (t: Tables): string => `coalesce((
+         WITH hour AS MATERIALIZED (SELECT * FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'),
+              busiest AS (SELECT job_name FROM hour GROUP BY job_name
+                          ORDER BY sum(succeeded + retried + dead_lettered + requeued) DESC, job_name LIMIT ${MINUTES_JOBS})
          SELECT jsonb_agg(jsonb_build_object(
                   'minute', ${isoSql("minute")}, 'job', job_name, 'succeeded', succeeded, 'failed', failed,
                   'retried', retried, 'deadLettered', dead_lettered, 'requeued', requeued,
                   'durationMsSum', duration_ms_sum, 'durationMsMax', duration_ms_max) ORDER BY minute, job_name)
-         FROM ${t.metrics} WHERE minute > date_trunc('minute', now()) - interval '60 minutes'), '[]'::jsonb)`;
+         FROM hour WHERE job_name IN (SELECT job_name FROM busiest)), '[]'::jsonb)`;
 
 // Each count stops at COUNT_LIMIT, or sooner when many jobs share what one read may count (COUNT_BUDGET): 50
 // busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read.

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { randomToken, sameText, type Session, type SessionKey, sessionKey, signSession, verifySession } from "./session.js";
@@ -36,6 +35,24 @@ export const originAllowed = (c: Context, extra: readonly string[]): boolean => 
   return site === undefined || site === "same-origin";
 };
 
+/**
+ * The session cookie, read and written here: its value is base64url and ".", so nothing needs
+ * quoting or decoding (hono/cookie, which does all of that, was about 1 KB of a Worker's bundle).
+ * Of two cookies of its name (another path), the first, as a browser sends the most specific first.
+ */
+const readCookie = (c: Context): string | undefined => {
+  for (const part of (c.req.header("cookie") ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === COOKIE) return part.slice(at + 1).trim();
+  }
+  return undefined;
+};
+
+const writeCookie = (c: Context, value: string, path: string, maxAge: number, expires: Date) => {
+  const secure = isHttps(c) ? "; Secure" : "";
+  c.header("Set-Cookie", `${COOKIE}=${value}; Max-Age=${maxAge}; Path=${path}; Expires=${expires.toUTCString()}; HttpOnly${secure}; SameSite=Strict`, { append: true });
+};
+
 export interface Sessions {
   read(c: Context): Promise<Session | undefined>;
   start(c: Context, path: string): Promise<Session>;
@@ -48,22 +65,15 @@ export const sessions = (auth: Configured): Sessions => {
   const k = () => (key ??= sessionKey(auth.secret));
   return {
     async read(c) {
-      return verifySession(await k(), getCookie(c, COOKIE));
+      return verifySession(await k(), readCookie(c));
     },
     async start(c, path) {
       const session: Session = { exp: Date.now() + auth.ttlMs, csrf: randomToken() };
-      setCookie(c, COOKIE, await signSession(await k(), session), {
-        path,
-        httpOnly: true,
-        secure: isHttps(c),
-        sameSite: "Strict",
-        maxAge: Math.floor(auth.ttlMs / 1000),
-        expires: new Date(session.exp),
-      });
+      writeCookie(c, await signSession(await k(), session), path, Math.floor(auth.ttlMs / 1000), new Date(session.exp));
       return session;
     },
     end(c, path) {
-      deleteCookie(c, COOKIE, { path, httpOnly: true, secure: isHttps(c), sameSite: "Strict" });
+      writeCookie(c, "", path, 0, new Date(0));
     },
     checkPassword: (given) => sameText(given, auth.password),
   };

@@ -87,6 +87,22 @@ describe("stats, tick, openapi, routing", () => {
     expect(enqueued[1].required).toEqual(["items"]);
   });
 
+  // The options repeated in each job's envelope were 86% of a 2.9 MB document at 2,000 jobs, made again for each
+  // request where the queue is made per request (Vercel, Workers): 265 ms each.
+  it("documents 2,000 jobs in about 300 bytes each beside their payloads, and once for queues made per request of the same jobs", async () => {
+    const defs = Array.from({ length: 2_000 }, (_, i) => defineJob({ name: `app.job-number-${i}`, schema: z.object({ user: z.string() }), handler: () => {} }));
+    const doc = openApiDocument(new Map(defs.map((d) => [d.name, d])));
+    const schemas = (doc as { components: { schemas: Record<string, unknown> } }).components.schemas;
+    const envelopes = JSON.stringify(schemas.Enqueue).length;
+    expect(envelopes / 2_000).toBeLessThan(300);
+    expect(schemas.EnqueueOptions).toMatchObject({ properties: { runAt: { type: "string" }, debounce: { required: ["key", "delayMs"] } } });
+    let made = 0;
+    const counting: typeof openApiDocument = (registry, schemas) => (made++, openApiDocument(registry, schemas));
+    const perRequest = createApp({ jobs: async () => ({ jobs: h.make(defs.slice(0, 50)) }), env: { JOBS_API_TOKEN: API_TOKENS }, openApi: counting });
+    for (let i = 0; i < 3; i++) expect((await caller(perRequest)("GET", "/api/openapi.json")).status).toBe(200);
+    expect(made).toBe(1);
+  });
+
   it("gives jobs whose names clean up alike their own OpenAPI components", () => {
     const schemaFor = (n: string) => z.object({ [n]: z.number() });
     const names = ["a:b", "a/b", "a_b"];

@@ -171,27 +171,14 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
   const jobs = [...registry.values()];
   const names = componentNames(jobs);
   const componentName = (job: string) => names.get(job)!;
+  // The options are one component every job's envelope refers to: repeated in each, they were 86% of a
+  // 2.9 MB document at 2,000 jobs. `unevaluatedProperties` (JSON Schema 2020-12) sees through the allOf.
   const envelope = (job: AnyJob): Schema => ({
     type: "object",
-    additionalProperties: false,
+    allOf: [ref("EnqueueOptions")],
     required: ["job", "payload"],
-    properties: {
-      job: { const: job.name },
-      payload: ref(componentName(job.name)),
-      runAt: { type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" },
-      delayMs: { type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" },
-      idempotencyKey: { type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" },
-      maxAttempts: { type: "integer", minimum: 1, maximum: MAX_ATTEMPTS },
-      priority: { type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" },
-      correlationId: { type: "string", minLength: 1, maxLength: 255 },
-      debounce: {
-        type: "object",
-        additionalProperties: false,
-        required: ["key", "delayMs"],
-        properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
-        description: "while a job with this name and key is queued, replace its payload and make it due delayMs from now (not with runAt, delayMs or idempotencyKey)",
-      },
-    },
+    properties: { job: { const: job.name }, payload: ref(componentName(job.name)) },
+    unevaluatedProperties: false,
   });
   const anyEnqueue = jobs.length > 0 ? { oneOf: jobs.map(envelope) } : { not: {}, description: "no jobs are defined" };
   return {
@@ -212,6 +199,7 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
       schemas: {
         ...Object.fromEntries(jobs.map((j) => [componentName(j.name), { ...rebased(payloadSchemas(j), `#/components/schemas/${componentName(j.name)}`), "x-job-name": j.name }])),
         Enqueue: anyEnqueue,
+        EnqueueOptions: enqueueOptions,
         Error: {
           type: "object",
           required: ["error"],
@@ -282,4 +270,24 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
     },
     paths: pathsFromTable(),
   };
+};
+
+/** What an enqueue may say beside its job and payload. */
+const enqueueOptions: Schema = {
+  type: "object",
+  properties: {
+    runAt: { type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" },
+    delayMs: { type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" },
+    idempotencyKey: { type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" },
+    maxAttempts: { type: "integer", minimum: 1, maximum: MAX_ATTEMPTS },
+    priority: { type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" },
+    correlationId: { type: "string", minLength: 1, maxLength: 255 },
+    debounce: {
+      type: "object",
+      additionalProperties: false,
+      required: ["key", "delayMs"],
+      properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
+      description: "while a job with this name and key is queued, replace its payload and make it due delayMs from now (not with runAt, delayMs or idempotencyKey)",
+    },
+  },
 };

@@ -11,7 +11,11 @@ interface CancelConnection {
   on(event: string, listener: () => void): unknown;
   connect(port: number | string, host?: string): void;
   cancel(processID: number, secretKey: number): void;
+  readonly stream?: { unref?(): unknown; destroy?(): unknown };
 }
+
+/** How long a cancel request's own connection may stay open: a server that neither answers nor closes it kept it (and a CLI process) for minutes. */
+const CANCEL_WITHIN_MS = 5_000;
 
 /**
  * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
@@ -34,6 +38,10 @@ export const cancelOnServer = (client: unknown): void => {
     const port = params.port ?? 5432;
     if (host.startsWith("/")) con.connect(`${host}/.s.PGSQL.${port}`);
     else con.connect(port, host);
+    // Nothing waits on it: it must not keep a process alive, nor outlive its use.
+    con.stream?.unref?.();
+    const timer = setTimeout(() => con.stream?.destroy?.(), CANCEL_WITHIN_MS) as { unref?(): unknown };
+    timer.unref?.();
   } catch {
     // Best effort: the bound has already answered the caller.
   }

@@ -1,8 +1,10 @@
 // A statement given up on at its bound is cancelled on the server too: one left waiting on a lock
 // would run when the lock frees, and its claim would hold jobs no tick runs until their leases expire.
+import { createServer, type Socket } from "node:net";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { cancelOnServer } from "../src/db-cancel.js";
 import { defineJob } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 import { startStallProxy } from "./support/stall-proxy.js";
@@ -69,4 +71,31 @@ describe("a statement given up on at its bound", () => {
     await sleep(300);
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}queue WHERE status = 'running'`)).toEqual([{ n: 0 }]);
   }, 20_000);
+
+  // A server that takes the cancel request's connection and never closes it kept the connection, and so a
+  // CLI process that had given up on a statement, alive until the operating system gave up (minutes).
+  it("sends the cancel request on a connection that keeps no process alive", async () => {
+    const accepted: Socket[] = [];
+    const silent = createServer((socket) => {
+      socket.unref();
+      accepted.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    silent.unref();
+    const tcp = () => process.getActiveResourcesInfo().filter((r) => r === "TCPSocketWrap").length;
+    try {
+      const before = tcp();
+      const client = Object.assign(Object.create(pg.Client.prototype) as object, {
+        processID: 1,
+        secretKey: 1,
+        connectionParameters: { host: "127.0.0.1", port: (silent.address() as { port: number }).port },
+      });
+      cancelOnServer(client);
+      await expect.poll(() => accepted.length).toBe(1);
+      expect(tcp()).toBe(before);
+    } finally {
+      for (const s of accepted) s.destroy();
+      silent.close();
+    }
+  });
 });

@@ -31,9 +31,9 @@ export const deadLetterPages: Routes = (app, deps) => {
     try {
       const page = await jobs.deadLetters.list(filter);
       const notice = noticeFor(c.req.query("done"), c.req.query("n"), c.req.query("skipped"), c.req.query("left"));
-      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
+      return c.html(<DeadList base={base} csrf={csrf} names={names(c, jobs)} filter={filter} page={page} notice={notice} error={error} />, error ? 400 : 200);
     } catch (e) {
-      return c.html(<DeadList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(e)} />, 400);
+      return c.html(<DeadList base={base} csrf={csrf} names={names(c, jobs)} filter={filter} page={undefined} error={userError(e)} />, 400);
     }
   };
 

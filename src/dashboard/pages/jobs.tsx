@@ -19,9 +19,9 @@ export const jobPages: Routes = (app, deps) => {
     const notice = noticeFor(c.req.query("done"), c.req.query("n"));
     try {
       const page = await jobs.list({ ...filter, status: filter.status as Status | undefined });
-      return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={page} notice={notice} />);
+      return c.html(<JobsList base={base} csrf={csrf} names={names(c, jobs)} filter={filter} page={page} notice={notice} />);
     } catch (error) {
-      return c.html(<JobsList base={base} csrf={csrf} names={names(jobs)} filter={filter} page={undefined} error={userError(error)} />, 400);
+      return c.html(<JobsList base={base} csrf={csrf} names={names(c, jobs)} filter={filter} page={undefined} error={userError(error)} />, 400);
     }
   });
 

@@ -18,7 +18,7 @@ export const runPages: Routes = (app, deps) => {
     const jobs = c.var.jobs;
     const keys = ["job", "outcome", "correlationId", "idempotencyKey", "jobId", "since", "until", "cursor"] as const;
     const filter: RunFilter = Object.fromEntries(keys.map((k) => [k, q(c.req.query(k))]));
-    const props = { base, csrf: c.var.session.csrf, names: names(jobs), filter };
+    const props = { base, csrf: c.var.session.csrf, names: names(c, jobs), filter };
     try {
       const page = await jobs.runs.list({ ...filter, outcome: filter.outcome as RunOutcome | undefined, since: utcTime(filter.since), until: utcTime(filter.until) });
       return c.html(<RunsList {...props} page={page} />);

@@ -130,7 +130,7 @@ export const previewProperties = {
     maxLength: PAYLOAD_PREVIEW_CHARS,
     description: `the payload's JSON text as PostgreSQL writes it, cut to its first ${PAYLOAD_PREVIEW_CHARS} characters (for showing; a cut text is not JSON)`,
   },
-  payloadBytes: { type: ["integer", "null"], minimum: 0, description: "size in bytes (UTF-8) of the whole JSON text; null for a payload stored in more than 8 KB, whose preview is an outline: its keys, its length, or a long string's start" },
+  payloadBytes: { type: ["integer", "null"], minimum: 0, description: "size in bytes (UTF-8) of the whole JSON text; null for a payload of more than 8 KB (compressed or not), whose preview is an outline: its keys, its length, or a long string's start" },
   payloadTruncated: { type: "boolean", description: "whether the preview was cut" },
 };
 

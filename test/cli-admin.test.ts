@@ -206,4 +206,16 @@ describe("stats", () => {
     const stats = await cli(["stats"]);
     expect(stats.stdout).toMatch(/send-reminder\s+10000\+\s+0\s/);
   });
+
+  // The minutes are the 50 busiest jobs' of the hour: a job that ran less showed 0 succeeded and 0 failed.
+  it("says it does not know the last hour's counts of a job less busy than the 50 it has them for", async () => {
+    const { cli, rows } = await fresh();
+    await rows(`INSERT INTO {p}metrics (minute, job_name, succeeded) SELECT date_trunc('minute', now()) - interval '2 minutes', 'busy-' || g, 100 FROM generate_series(1, 50) g`);
+    await rows(`INSERT INTO {p}metrics (minute, job_name, succeeded, failed, retried) VALUES (date_trunc('minute', now()) - interval '2 minutes', 'send-reminder', 7, 3, 3)`);
+    await rows(`INSERT INTO {p}queue (id, job_name, payload, run_at) VALUES (gen_random_uuid(), 'send-reminder', '{"email":"a@example.com","about":"x"}', now() + interval '1 hour')`);
+    const stats = (await cli(["stats"])).stdout;
+    expect(stats).toMatch(/busy-1\s+0\s+0\s+-\s+0\s+100\s+0/);
+    expect(stats).toMatch(/send-reminder\s+1\s+0\s+-\s+0\s+-\s+-/);
+    expect(stats).toContain(`("-": the last hour's counts are kept for the 50 busiest jobs of it)`);
+  });
 });

@@ -1,4 +1,5 @@
 import type { CommandSpec } from "../command.js";
+import { MINUTES_JOBS } from "../../store/admin/stats.js";
 import { ms, table } from "../output.js";
 
 export const statsCommand: CommandSpec = {
@@ -9,13 +10,15 @@ export const statsCommand: CommandSpec = {
     const jobs = await session.jobs("none", "stats");
     const stats = await jobs.stats();
     session.print(stats, () => {
-      type Row = { queued: number; running: number; waiting: number | null; dead: number; ok: number; failed: number };
+      type Row = { queued: number; running: number; waiting: number | null; dead: number; ok: number | null; failed: number | null };
       const byJob = new Map<string, Row>();
       // Counts stop at their limit: those are shown with a "+", as the dashboard shows them.
       const more = new Set<string>();
+      // The minutes are the busiest jobs' of the hour (MINUTES_JOBS): when they are that many, another job's are not known ("-").
+      const capped = new Set(stats.minutes.map((m) => m.job)).size >= MINUTES_JOBS;
       const row = (job: string) => {
         let r = byJob.get(job);
-        if (!r) byJob.set(job, (r = { queued: 0, running: 0, waiting: null, dead: 0, ok: 0, failed: 0 }));
+        if (!r) byJob.set(job, (r = { queued: 0, running: 0, waiting: null, dead: 0, ok: capped ? null : 0, failed: capped ? null : 0 }));
         return r;
       };
       for (const q of stats.queue) {
@@ -30,9 +33,11 @@ export const statsCommand: CommandSpec = {
       }
       const count = (job: string, field: "queued" | "running" | "dead", n: number) => `${n}${more.has(`${job}\u0000${field}`) ? "+" : ""}`;
       for (const m of stats.minutes) {
-        row(m.job).ok += m.succeeded;
-        row(m.job).failed += m.failed;
+        const r = row(m.job);
+        r.ok = (r.ok ?? 0) + m.succeeded;
+        r.failed = (r.failed ?? 0) + m.failed;
       }
+      const hourOf = (n: number | null) => (n === null ? "-" : String(n));
       const lines: string[] = [];
       if (byJob.size === 0) lines.push("no jobs queued, no dead letters, nothing ran in the last hour");
       else {
@@ -42,10 +47,11 @@ export const statsCommand: CommandSpec = {
             ["job", "queued", "running", "oldest due waits", "dead letters", "succeeded 1h", "failed 1h"],
             names.map((n) => {
               const r = byJob.get(n)!;
-              return [n, count(n, "queued", r.queued), count(n, "running", r.running), ms(r.waiting), count(n, "dead", r.dead), String(r.ok), String(r.failed)];
+              return [n, count(n, "queued", r.queued), count(n, "running", r.running), ms(r.waiting), count(n, "dead", r.dead), hourOf(r.ok), hourOf(r.failed)];
             }),
           ),
         );
+        if ([...byJob.values()].some((r) => r.ok === null)) lines.push(`("-": the last hour's counts are kept for the ${MINUTES_JOBS} busiest jobs of it)`);
       }
       lines.push("");
       lines.push(`last tick: ${stats.lastTickAt ?? "never"}`);

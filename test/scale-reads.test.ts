@@ -214,4 +214,28 @@ describe("stats over many busy jobs", () => {
     expect(more.queue).toHaveLength(300);
     for (const d of more.queue) expect(d).toMatchObject({ status: "queued", count: 100, countIsLowerBound: true });
   }, 60_000);
+
+  // Every job's share was the budget over the jobs: one busy job beside 299 with a job each was "100+".
+  it("let the jobs that reach their share count on into what the others left", async () => {
+    const own = h.make([], { tablePrefix: "share_" });
+    await own.migrate();
+    const m = own.tables;
+    await h.db.query(
+      `INSERT INTO ${m.queue} (id, job_name, payload, run_at)
+       SELECT gen_random_uuid(), CASE WHEN g <= 5000 THEN 'busy' ELSE 'one-' || g END, '{}', now() - interval '1 minute'
+       FROM generate_series(1, 5299) g`,
+    );
+    await h.db.query(
+      `INSERT INTO ${m.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+       SELECT gen_random_uuid(), CASE WHEN g <= 12000 THEN 'busy' ELSE 'one-' || g END, '{}', 1, 1, 'exhausted', now(), now() - g * interval '1 ms'
+       FROM generate_series(1, 12299) g`,
+    );
+    await h.db.query(`ANALYZE ${m.queue}`);
+    await h.db.query(`ANALYZE ${m.deadLetters}`);
+    const stats = await getStats(h.db, m);
+    expect(stats.queue).toHaveLength(300);
+    expect(stats.queue.find((d) => d.job === "busy")).toEqual({ job: "busy", status: "queued", count: 5_000, oldestWaitingMs: expect.any(Number) });
+    expect(stats.deadLetters.find((d) => d.job === "busy")).toEqual({ job: "busy", count: 10_000, countIsLowerBound: true, lastDeadAt: expect.any(String) });
+    expect(stats.queue.filter((d) => d.count === 1)).toHaveLength(299);
+  }, 60_000);
 });

@@ -1,5 +1,5 @@
 import type { Db } from "../../db.js";
-import { boundedCount, COUNT_LIMIT, looseScanCte, looseScanRows, perKeyLimit } from "../shared/bounded.js";
+import { boundedCount, COUNT_LIMIT, looseScanCte, looseScanRows, perKeyLimit, secondLimit } from "../shared/bounded.js";
 import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
 
@@ -82,25 +82,36 @@ const MINUTES = (t: Tables): string => `coalesce((
          FROM hour WHERE job_name IN (SELECT job_name FROM busiest)), '[]'::jsonb)`;
 
 // Each count stops at COUNT_LIMIT, or sooner when many jobs share what one read may count (COUNT_BUDGET): 50
-// busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read.
+// busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read. The
+// jobs that reach their share count on into what the others left (secondLimit).
 // flowRunning: running jobs per concurrency bucket (a claim counts them so), as many as the fleet runs at once.
 export const getStats = async (db: Db, t: Tables, minutes = true): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
     `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},
      ${looseScanCte("dead_heads", t.deadLetters, "job_name", "dead_at", "dead_at DESC", "true")},
      limits AS MATERIALIZED (SELECT ${perKeyLimit("queued_heads")} AS queued, ${perKeyLimit("dead_heads")} AS dead),
+     queued1 AS MATERIALIZED (
+       SELECT h.key, h.first, ${boundedCount(t.queue, "job_name", "h.key", "c.run_at", "c.status = 'queued'", "(SELECT queued FROM limits)")} AS n
+       FROM ${looseScanRows("queued_heads", "h")}),
+     dead1 AS MATERIALIZED (
+       SELECT h.key, h.first, ${boundedCount(t.deadLetters, "job_name", "h.key", "c.dead_at DESC, c.id DESC", "true", "(SELECT dead FROM limits)")} AS n
+       FROM ${looseScanRows("dead_heads", "h")}),
+     limits2 AS MATERIALIZED (
+       SELECT ${secondLimit("queued1", "(SELECT queued FROM limits)")} AS queued, ${secondLimit("dead1", "(SELECT dead FROM limits)")} AS dead),
      depth AS MATERIALIZED (
-       SELECT h.key AS job_name, 'queued' AS status, h.first AS first_run,
-              ${boundedCount(t.queue, "job_name", "h.key", "c.run_at", "c.status = 'queued'", "(SELECT queued FROM limits)")} AS n,
-              (SELECT queued FROM limits) AS lim
-       FROM ${looseScanRows("queued_heads", "h")}
+       SELECT q.key AS job_name, 'queued' AS status, q.first AS first_run,
+              CASE WHEN q.n > l.queued AND (SELECT queued FROM limits2) > l.queued
+                   THEN ${boundedCount(t.queue, "job_name", "q.key", "c.run_at", "c.status = 'queued'", "(SELECT queued FROM limits2)")} ELSE q.n END AS n,
+              CASE WHEN q.n > l.queued THEN (SELECT queued FROM limits2) ELSE l.queued END AS lim
+       FROM queued1 q, limits l
        UNION ALL
        SELECT r.job_name, 'running', NULL, count(*)::int, ${COUNT_LIMIT} FROM ${t.queue} r WHERE r.status = 'running' GROUP BY r.job_name),
      dead AS MATERIALIZED (
-       SELECT h.key AS job_name, h.first AS last,
-              ${boundedCount(t.deadLetters, "job_name", "h.key", "c.dead_at DESC, c.id DESC", "true", "(SELECT dead FROM limits)")} AS n,
-              (SELECT dead FROM limits) AS lim
-       FROM ${looseScanRows("dead_heads", "h")})
+       SELECT d.key AS job_name, d.first AS last,
+              CASE WHEN d.n > l.dead AND (SELECT dead FROM limits2) > l.dead
+                   THEN ${boundedCount(t.deadLetters, "job_name", "d.key", "c.dead_at DESC, c.id DESC", "true", "(SELECT dead FROM limits2)")} ELSE d.n END AS n,
+              CASE WHEN d.n > l.dead THEN (SELECT dead FROM limits2) ELSE l.dead END AS lim
+       FROM dead1 d, limits l)
      SELECT jsonb_build_object(
        'now', ${isoSql("now()")},
        'queue', coalesce((

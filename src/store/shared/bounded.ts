@@ -61,3 +61,12 @@ export const looseScanCte = (cte: string, table: string, key: string, first: str
 export const looseScanRows = (cte: string, alias: string): string =>
   `(SELECT array_agg(key ORDER BY key) AS keys, array_agg(first ORDER BY key) AS firsts FROM ${cte}) ${alias}_arrays,
    unnest(${alias}_arrays.keys, ${alias}_arrays.firsts) AS ${alias}(key, first)`;
+
+/**
+ * Where the counts of `first` (rows `(n, ...)` counted to `lim`) that reached it go on to: the budget
+ * the others left, shared among them (one busy job beside 299 with one job each was "100+", with
+ * 29,600 entries of the budget unread). At most twice the budget is read in all.
+ */
+export const secondLimit = (first: string, lim: string): string =>
+  `(SELECT least(${COUNT_LIMIT}, ${lim} + greatest(0, ${COUNT_BUDGET} - sum(least(f.n, ${lim})))::int
+             / greatest(1, count(*) FILTER (WHERE f.n > ${lim}))::int) FROM ${first} f)`;

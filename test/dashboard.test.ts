@@ -558,5 +558,15 @@ describe("dashboard schedules", () => {
     const bad = await get("/schedules?cursor=nope");
     expect(bad.status).toBe(400);
     expect(bad.text).toContain("cursor is not one this API returned");
+    // An action that fails with a cursor this page did not make answers with the first page, its links clean.
+    const refused = await manyApp.request(`${ORIGIN}/dashboard/schedules/nope/pause?cursor=bad`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", cookie },
+      body: form({ _csrf: csrf }),
+    });
+    const text = await refused.text();
+    expect(refused.status).toBe(404);
+    expect(cards(text)).toHaveLength(50);
+    expect(text).not.toContain("cursor=bad");
   });
 });

@@ -19,7 +19,7 @@ const list: CommandSpec = {
   summary: "Schedules defined in your code, with their state and next runs",
   maxArgs: 0,
   options: {
-    next: { type: "string", value: "N", description: "how many next runs to show (default 1, up to 20)" },
+    next: { type: "string", value: "N", description: "how many next runs to show (default 1, up to 20; limit × next at most 5000)" },
     limit: { type: "string", value: "N", description: `at most N schedules, by name (default 50, up to ${MAX_LIMIT})` },
     cursor: { type: "string", value: "CURSOR", description: "the next page, as the previous page printed it" },
   },

@@ -115,8 +115,9 @@ export const schedulePages: Routes = (app, deps) => {
         return c.redirect(`${base}/schedules${qs({ done, cursor })}#schedule-${encodeURIComponent(c.req.param("name"))}`, 303);
       } catch (e) {
         if (!isJobsError(e)) throw e;
-        const page = await api.list({ next: NEXT_RUNS, cursor }).catch(() => api.list({ next: NEXT_RUNS }));
-        return c.html(<Schedules base={base} csrf={c.var.session.csrf} page={page} cursor={cursor} alert={e.message} />, e.code === "not_found" ? 404 : 400);
+        // A cursor this page did not make: the first page, whose links carry none.
+        const shown = await api.list({ next: NEXT_RUNS, cursor }).then((page) => ({ page, cursor }), async () => ({ page: await api.list({ next: NEXT_RUNS }), cursor: undefined }));
+        return c.html(<Schedules base={base} csrf={c.var.session.csrf} {...shown} alert={e.message} />, e.code === "not_found" ? 404 : 400);
       }
     });
   act("pause", "paused", (name, api) => api.pause(name));

@@ -49,6 +49,9 @@ export type TypedEnqueueItem<J extends AnyJob> = {
   [N in J["name"]]: EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
 }[J["name"]];
 
+/** One item of `enqueueMany` naming job `N`. */
+export type EnqueueItemFor<J extends AnyJob, N extends string> = EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
+
 /**
  * The arguments of `enqueue`, one tuple per job name. A union of tuples (rather
  * than a generic method) keeps a typed `Jobs` assignable to `Jobs<readonly AnyJob[]>`.
@@ -71,8 +74,10 @@ export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   /** Applies pending migrations (safe to call from many processes at once). */
   migrate(): Promise<number[]>;
   /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
+  enqueue<N extends J[number]["name"]>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions & WithDb): Promise<EnqueueResult>;
   enqueue(...args: EnqueueArgs<J[number]>): Promise<EnqueueResult>;
   /** Validates every item, then enqueues all in one statement; nothing is written if any item is bad. */
+  enqueueMany<const N extends readonly J[number]["name"][]>(items: { readonly [K in keyof N]: EnqueueItemFor<J[number], N[K] & string> }, options?: WithDb): Promise<EnqueueResult[]>;
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>, options?: WithDb): Promise<EnqueueResult[]>;
   /** Untyped enqueue for input from outside (HTTP, CLI): the same validation, names checked at run time. */
   enqueueUnchecked(items: readonly EnqueueItem[], options?: WithDb & { batch?: boolean }): Promise<EnqueueResult[]>;
@@ -128,12 +133,12 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     db,
     logger,
     migrate: () => migrate(db, settings.tablePrefix),
-    async enqueue(job, payload, opts) {
-      const { db: client, ...rest } = (opts ?? {}) as EnqueueOptions & WithDb;
+    async enqueue(job: string, payload: unknown, opts?: EnqueueOptions & WithDb) {
+      const { db: client, ...rest } = opts ?? {};
       const [result] = await enqueueUnchecked([{ ...rest, job, payload }], { db: client, batch: false });
       return result!;
     },
-    enqueueMany: (items, opts = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
+    enqueueMany: (items: readonly unknown[], opts: WithDb = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
     tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions, flow, observer }, tickOptions),
     wake: () => wakeLiveTicks(tables.prefix),

@@ -8,7 +8,7 @@ import type { ListRunsQuery } from "../store/runs/runs-list.js";
 import type { RunSummary, RunView } from "../store/runs/run-views.js";
 import { unsendableItem, unsendablePayload } from "./sendable.js";
 import { waitForResult, type WaitOptions } from "./wait.js";
-import type { TypedEnqueueItem } from "../jobs.js";
+import type { EnqueueItemFor, TypedEnqueueItem } from "../jobs.js";
 import type { ListSchedulesQuery, ScheduleInfo } from "../schedules/index.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
@@ -57,6 +57,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
   /** Enqueues one job; the payload is type-checked against the job's schema here and validated again by the server. */
   enqueue<N extends Names<J>>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions): Promise<Enqueued<N>>;
   /** Enqueues a batch in one statement; nothing is stored if one item is bad (the error's details name its index). */
+  enqueueMany<const N extends readonly Names<J>[]>(items: { readonly [K in keyof N]: EnqueueItemFor<J[number], N[K] & string> }): Promise<EnqueueResult[]>;
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>): Promise<EnqueueResult[]>;
   /** A job (queued, running, dead, or succeeded with its output and attempts), or null when neither the queue nor the history has it. */
   get(id: string): Promise<JobView | null>;
@@ -195,7 +196,7 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       const item = { ...opts, job, payload };
       return call("enqueue", { body: enqueueBody(item, [item], false), expect: isEnqueued });
     },
-    async enqueueMany(items) {
+    async enqueueMany(items: readonly object[]) {
       const body = enqueueBody(items, items, true);
       // One answer per item sent: a page of the job list has an items array too.
       const expect = (v: unknown) => {

@@ -2,7 +2,7 @@
 // The HTTP app and dashboard are `pgtick/http`, the typed client `pgtick/client`, the platform
 // entrypoints `pgtick/vercel` and `pgtick/cloudflare`.
 export { defineJob, type AnyJob, type JobContext, type JobDefinition, type JobOutput, type BackoffOptions } from "./job.js";
-export { createJobs, type AnyJobs, type Jobs, type JobsOptions, type TypedEnqueueItem, type WithDb } from "./jobs.js";
+export { createJobs, type AnyJobs, type EnqueueItemFor, type Jobs, type JobsOptions, type TypedEnqueueItem, type WithDb } from "./jobs.js";
 export type { QueueAdmin, DeadLettersAdmin, RunsAdmin, ListJobsQuery, ListDeadLettersQuery, ListRunsQuery } from "./admin/admin.js";
 export { RUN_OUTCOMES, type RunOutcome, type RunSummary, type RunView } from "./store/runs/run-views.js";
 export type { LogLine } from "./store/tick/history.js";

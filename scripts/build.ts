@@ -2,12 +2,14 @@
 // it, in dist/ (git-ignored). JavaScript and .d.ts from tsconfig.build.json (the installed `pgtick`
 // executable, src/cli/bin.mjs, runs dist/cli/), and dist/package.json, whose "imports" give dist/migrate.js
 // its `#migrations` (Node and the bundlers take `#` imports from the nearest package.json: the root's map
-// is the sources', which the package does not ship). Nothing in this repository runs from dist/: the
-// "pgtick-source" condition resolves its `pgtick` imports to src/.
+// is the sources', which the package does not ship). The SQL of dist/store/ is compacted (scripts/compact-sql.ts).
+// Nothing in this repository runs from dist/ (the "pgtick-source" condition resolves its `pgtick` imports to
+// src/), but the Worker is bundled from such a build, as an app's is (`npm run build:worker`, into .wrangler/pkg/).
 import { execFileSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { compactSqlIn } from "./compact-sql.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 const DIST = join(ROOT, "dist");
@@ -21,12 +23,13 @@ const inDist = (targets: Targets): Targets => {
   return targets.replace(/^\.\/src\//, "./").replace(/\.tsx?$/, ".js");
 };
 
-export const buildPackage = (): void => {
-  rmSync(DIST, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: "inherit" });
+export const buildPackage = (out = DIST): void => {
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json"), "--outDir", out], { cwd: ROOT, stdio: "inherit" });
+  compactSqlIn(join(out, "store"));
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { type?: string; imports?: Record<string, Targets> };
   const imports = Object.fromEntries(Object.entries(pkg.imports ?? {}).map(([name, targets]) => [name, inDist(targets)]));
-  writeFileSync(join(DIST, "package.json"), `${JSON.stringify({ type: pkg.type, imports }, null, 2)}\n`);
+  writeFileSync(join(out, "package.json"), `${JSON.stringify({ type: pkg.type, imports }, null, 2)}\n`);
 };
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) buildPackage();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) buildPackage(process.argv[2] ? resolve(process.argv[2]) : undefined);

@@ -99,7 +99,7 @@ describe("the tarball", () => {
 });
 
 describe("in this repository", () => {
-  it("wrangler.toml's [alias] sends pgtick's names to the sources their pgtick-source condition names (wrangler.toml cannot set a condition)", () => {
+  it("wrangler.toml's [alias] sends pgtick's names to the files of a package build its [build] makes, as an app's bundler gets dist/", () => {
     const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
     const section = /^\[alias\]\n((?:"[^"\n]+" = "[^"\n]+"\n)+)/m.exec(toml);
     expect(section, "wrangler.toml has an [alias] table").not.toBeNull();
@@ -109,8 +109,9 @@ describe("in this repository", () => {
     expect(aliases.map(([, name]) => name).sort()).toEqual(named.sort());
     for (const [, name, target] of aliases) {
       const key = name === "pgtick" ? "." : `./${name!.replace(/^pgtick\//, "")}`;
-      expect((pkg.exports[key] as Record<string, string> | undefined)?.["pgtick-source"], name).toBe(target);
+      expect((pkg.exports[key] as Record<string, string> | undefined)?.default?.replace(/^\.\/dist\//, "./.wrangler/pkg/"), name).toBe(target);
     }
+    expect(toml).toMatch(/^\[build\]\ncommand = "npx tsx scripts\/build\.ts \.wrangler\/pkg"$/m);
   });
 });
 

@@ -83,3 +83,53 @@ it("a statement whose answer is lost after it committed is not counted twice: wh
   expect({ metrics: metrics!.n, history: history!.n, slot: slot!.n }).toEqual({ metrics: 300, history: 300, slot: 300 });
   expect(report.succeeded).toBeLessThanOrEqual(300);
 });
+
+/** A Db over the test's own whose `nth` statement matching `pattern` commits, then loses its answer on the way back. */
+const losing = (pattern: RegExp, nth: number) => {
+  let seen = 0;
+  const db: Db = {
+    query: async <R,>(text: string, params?: readonly unknown[]) => {
+      const answer = await h.db.query<R>(text, params);
+      if (pattern.test(text) && ++seen === nth) throw new Error("Connection terminated unexpectedly");
+      return answer;
+    },
+  };
+  return { db, lost: () => seen >= nth };
+};
+
+it("the jobs of a claim whose answer is lost go back unstarted: each runs once, its one attempt not spent on a run that never was", async () => {
+  const ran = new Map<number, number>();
+  const once = defineJob({ name: "once", maxAttempts: 1, schema: z.object({ n: z.number() }), handler: ({ n }) => void ran.set(n, (ran.get(n) ?? 0) + 1) });
+  const setup = await h.isolated([once]);
+  // The third claim commits; the tick never learns which jobs it took.
+  const { db, lost } = losing(/claimed AS \(/, 3);
+  const jobs = h.make([once], { tablePrefix: setup.settings.tablePrefix }, db);
+  await jobs.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ job: "once" as const, payload: { n } })));
+  const report = await jobs.tick({ budgetMs: 10_000, concurrency: 5 });
+  expect(lost()).toBe(true);
+  expect(report).toMatchObject({ succeeded: 60, deadLettered: 0 });
+  expect([...ran.values()].filter((c) => c !== 1)).toEqual([]);
+  expect(ran.size).toBe(60);
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.queue}`)).toEqual([{ n: 0 }]);
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${jobs.tables.deadLetters}`)).toEqual([{ n: 0 }]);
+  expect(await h.rows(`SELECT DISTINCT outcome, attempt FROM ${jobs.tables.runs}`)).toEqual([{ outcome: "succeeded", attempt: 1 }]);
+  const warned = jobs.logs.find((e) => e.msg === "a claim's answer was lost: its jobs went back unstarted");
+  expect(warned).toMatchObject({ level: "warn", jobIds: expect.any(Array) });
+  expect((warned as { jobIds?: unknown[] }).jobIds).toHaveLength(5);
+});
+
+it("a tick whose first statement loses its answer gives back its slot and its claim: the next tick runs the job at once", async () => {
+  const once = defineJob({ name: "once", maxAttempts: 1, schema: z.object({}), handler: () => {} });
+  const setup = await h.isolated([once]);
+  const { db, lost } = losing(/ticked AS \(/, 1);
+  const settings = { tablePrefix: setup.settings.tablePrefix, maxTicks: 1 };
+  const first = h.make([once], settings, db);
+  await first.enqueue("once", {});
+  const outcome = await first.tick({ budgetMs: 5_000 }).then((report) => ({ report }), (error: unknown) => ({ error }));
+  expect(lost()).toBe(true);
+  expect(outcome).toMatchObject({ report: { claimed: 0 } });
+  expect(await h.rows(`SELECT count(*)::int AS n FROM ${first.tables.ticks} WHERE expires_at > now()`)).toEqual([{ n: 0 }]);
+  const next = await h.make([once], settings).tick({ budgetMs: 5_000 });
+  expect(next).toMatchObject({ claimed: 1, succeeded: 1, capped: false });
+  expect(await h.rows(`SELECT outcome, attempt FROM ${first.tables.runs}`)).toEqual([{ outcome: "succeeded", attempt: 1 }]);
+});

@@ -9,10 +9,12 @@ import { DispatchHint } from "./dispatch-hint.js";
 import { tickClock } from "./clock.js";
 import { FanOutPacer, SPAWN_ANSWER_MS } from "./fan-out.js";
 import { abandonRuns, finalInput } from "./final.js";
+import { afterProbes } from "./extensions.js";
 import { FlowClaims } from "./flow-claims.js";
 import { tickLimits } from "./limits.js";
 import { registerLiveTick, wakeable } from "./live.js";
 import { pipelineMinFor, planStatement, settleDueAt } from "./pump-plan.js";
+import { LostClaims } from "./lost-claims.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
 import { observeTick, type TickWatch } from "./observe.js";
@@ -71,6 +73,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const hint = new DispatchHint();
   let [stopped, finishing] = [false, false];
   const failures = new StatementFailures();
+  const lost = new LostClaims();
   // A fault in taking in a statement's result: the tick stops at once.
   let broken: { error: unknown } | undefined;
   let requeuedIds: string[] = [];
@@ -164,16 +167,18 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (settleOnly) settling++;
     claiming += want;
     const taken = writes(plain) ? carry.take() : undefined;
-    const input = taken ? carriedBy(plain, taken) : plain;
+    const input = lost.attach(taken ? carriedBy(plain, taken) : plain, slot?.slot);
     let [result, refused]: [StepResult | undefined, boolean] = [undefined, false];
     try {
       result = await settle(send, input, settlements, logger);
       failures.succeeded();
+      lost.succeeded(input, result, logger);
     } catch (error) {
       // Atomic: one the server refused did nothing, so its settlements and what it carried are still owed. One whose answer
       // was lost may have committed: its settlements go again (their fences refuse a repeat), what it carried does not.
       pending = [...settlements, ...pending];
       refused = refusedByServer(error);
+      lost.failed(input, refused);
       const retryInMs = failures.failed(error, Date.now());
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;
@@ -245,16 +250,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       probe: (env.extensions ?? []).flatMap((e) => e.probe(tables)),
     }, []);
     queue = first?.queueMinute ?? null;
-    let enqueued = 0;
-    for (const extension of first ? (env.extensions ?? []) : []) {
-      try {
-        enqueued += await extension.afterProbe(first!.probe, { db: boundedDb, tables, logger });
-      } catch (error) {
-        // A broken extension (a schedule) must not stop the queue from draining.
-        logger.log("error", "tick extension failed", { error: errorText(error) });
-      }
-    }
-    if (enqueued > 0) {
+    if (first && (await afterProbes(env, first.probe, boundedDb)) > 0) {
       pacing.woken();
       await claimEnqueued();
     }
@@ -289,7 +285,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   overdue.clear();
   let settledByFinal = new Set<string>();
   try {
-    if (slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined) {
+    if (slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined || lost.owed) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
       const final = finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
       let result: StepResult | undefined;

@@ -35,6 +35,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   requeueExhausted: [...a.requeueExhausted, ...b.requeueExhausted],
   reclaimed: [...a.reclaimed, ...b.reclaimed],
   reclaimExhausted: [...a.reclaimExhausted, ...b.reclaimExhausted],
+  unclaimed: [...a.unclaimed, ...b.unclaimed],
   counts: addCounts(a.counts, b.counts),
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,

@@ -12,6 +12,7 @@ import { reclaimFragment } from "./reclaim.js";
 import { type CutShort, requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
 import { Params, type Tables } from "../shared/tables.js";
+import { type Unclaim, unclaimCtes } from "./unclaim.js";
 import { type FanOut, fanOutCtes, type Handoff, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
 
 export type { TickCounts } from "./slot.js";
@@ -24,6 +25,8 @@ export interface StepInput {
   /** Why the runs in `requeue` were cut short (default: the deadline): what their error says. */
   readonly cutShort?: CutShort;
   readonly reclaim?: { readonly limit: number };
+  /** Gives back what statements whose answers were lost may have claimed (see unclaim.ts). */
+  readonly unclaim?: Unclaim;
   readonly claim?: ClaimInput;
   /** What this statement does with the tick's slot (absent: no slot, e.g. a late settlement). */
   readonly slot?: SlotStep;
@@ -56,6 +59,8 @@ export interface StepResult {
   readonly requeueExhausted: string[];
   readonly reclaimed: string[];
   readonly reclaimExhausted: string[];
+  /** Jobs of claims whose answers were lost, given back unstarted. */
+  readonly unclaimed: string[];
   /** This statement's own counts. */
   readonly counts: TickCounts;
   /** The tick's slot row after this statement (its counts are the tick's so far); null when it holds none. */
@@ -98,6 +103,7 @@ const ID_LISTS = {
   requeueExhausted: "requeue_exhausted",
   reclaimed: "reclaimed",
   reclaimExhausted: "reclaim_exhausted",
+  unclaimed: "unclaimed",
 } as const satisfies Record<
   Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
@@ -107,7 +113,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], unclaimed: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -150,7 +156,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   if (nonEmpty(input.requeue)) fragments.push(requeueFragment(t, p, { items: input.requeue, why: input.cutShort }));
   if (input.reclaim) fragments.push(reclaimFragment(t, p, input.reclaim));
 
-  const ctes = [...gate.ctes, ...fragments.flatMap((f) => f.ctes)];
+  const ctes = [...gate.ctes, ...fragments.flatMap((f) => f.ctes), ...(input.unclaim ? unclaimCtes(t, p, input.unclaim) : [])];
   const deadSources = fragments.flatMap((f) => f.deadSources ?? []);
   const outcomes = fragments.flatMap((f) => f.outcomes ?? []);
   if (deadSources.length > 0) ctes.push(deadLetterSink(t.deadLetters, deadSources));
@@ -171,7 +177,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     ctes.push(...fanOutCtes(t, p, input.fanOut!, own, flowed));
   }
 
-  const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : [])]);
+  const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : []), ...(input.unclaim ? ["unclaimed"] : [])]);
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p, outcomes);
   const due = `${present.has("requeued") ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}EXISTS (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND run_at <= now())`;
@@ -221,11 +227,11 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   const row = rows[0];
   if (!row) return EMPTY_STEP;
   const {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed,
     counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, counts, tick, slotFree, spawn, keyedWaiting,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, counts, tick, slotFree, spawn, keyedWaiting,
     dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

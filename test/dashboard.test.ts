@@ -470,6 +470,30 @@ describe("dashboard replay and escaping", () => {
     }
   });
 
+  // The page wrote the payload out twice, above and in the editor: 2 MB for a payload at the limit.
+  it("writes a large dead letter's payload out once, in the editor; a small one also above it", async () => {
+    const { cookie } = await login();
+    const t = jobs.tables;
+    const insert = async (text: string) =>
+      (await h.rows<{ id: string }>(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, priority, reason, dead_at, created_at)
+                                    VALUES (gen_random_uuid(), 'note', jsonb_build_object('text', $1::text), 1, 1, 0, 'exhausted', now(), now()) RETURNING id`, [text]))[0]!.id;
+    const large = await insert("L".repeat(100_000));
+    const small = await insert("tiny-payload");
+    try {
+      const page = async (id: string) => (await app.request(`${ORIGIN}/dashboard/dead-letters/${id}`, { headers: { cookie } })).text();
+      const big = await page(large);
+      expect(big.split("L".repeat(100_000)).length - 1).toBe(1);
+      expect(big).toMatch(/<textarea[^>]*id="payload-edit"[^>]*>[^<]*L{100000}/);
+      expect(big).toContain("98 KB: shown once, in the editor below.");
+      expect(big.length).toBeLessThan(120_000);
+      const little = await page(small);
+      expect(little.split("tiny-payload").length - 1).toBe(2);
+      expect(little).toContain('<pre id="payload">');
+    } finally {
+      await h.db.query(`DELETE FROM ${t.deadLetters} WHERE id = ANY ($1::uuid[])`, [[large, small]]);
+    }
+  });
+
   it("leaves the job names of a list's filter out of a live poll, which swaps in the list only", async () => {
     const { cookie } = await login();
     for (const list of ["/jobs", "/runs", "/dead-letters"]) {

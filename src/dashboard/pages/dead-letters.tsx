@@ -105,79 +105,93 @@ export const DeadDetail: FC<{
   edited?: string;
   issues?: Issue[];
   alert?: string;
-}> = ({ base, csrf, dead, known, edited, issues, alert }) => (
-  <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert}>
-    <Kv
-      rows={[
-        ["Id", <code>{dead.id}</code>],
-        ["Job", dead.job],
-        ["Reason", dead.reason],
-        ["Attempts", `${dead.attempts} of ${dead.maxAttempts}`],
-        ["Died", <Time iso={dead.deadAt} />],
-        ["Created", <Time iso={dead.createdAt} />],
-        ["Replays", <span id="replays">{dead.replays}</span>],
-        ["Priority", dead.priority],
-        ["Idempotency key", dead.idempotencyKey ?? <span class="muted">none</span>],
-        ["Correlation id", dead.correlationId ?? <span class="muted">none</span>],
-      ]}
-    />
-    <h2>Error</h2>
-    <pre class="err" id="last-error">
-      {dead.lastError ?? "(none recorded)"}
-    </pre>
-    <h2>Payload</h2>
-    <pre id="payload">{pretty(dead.payload)}</pre>
-    <div class="actions">
-      <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} class="inline">
-        <Csrf token={csrf} />
-        <button type="submit" class="primary">
-          Replay
-        </button>
-      </form>
-      <form method="post" action={`${base}/dead-letters/discard`} class="inline">
-        <Csrf token={csrf} />
-        <input type="hidden" name="id" value={dead.id} />
-        <button type="submit" class="danger">
-          Discard
-        </button>
-      </form>
-    </div>
-    <h2 id="edit-heading">Replay with an edited payload</h2>
-    {known ? (
-      <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} aria-labelledby="edit-heading">
-        <Csrf token={csrf} />
-        <div class="field">
-          <label for="payload-edit">Payload (JSON), checked against the schema of {dead.job} before anything is queued</label>
-          <textarea
-            id="payload-edit"
-            name="payload"
-            spellcheck={false}
-            aria-invalid={issues && issues.length > 0 ? "true" : undefined}
-            aria-describedby={issues && issues.length > 0 ? "payload-errors" : undefined}
-          >
-            {edited ?? pretty(dead.payload)}
-          </textarea>
-          {issues && issues.length > 0 ? (
-            <ul class="field-error" id="payload-errors">
-              {issues.map((i) => (
-                <li>
-                  {i.path.length > 0 ? <code>{i.path.join(".")}</code> : "payload"}: {i.message}
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </div>
-        <div class="actions">
+}> = ({ base, csrf, dead, known, edited, issues, alert }) => {
+  const text = pretty(dead.payload);
+  // A large payload is written out once, in the editor: the page carried it twice (2 MB for a payload at the limit).
+  const once = known && text.length > SHOWN_TWICE_UP_TO;
+  return (
+    <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert}>
+      <Kv
+        rows={[
+          ["Id", <code>{dead.id}</code>],
+          ["Job", dead.job],
+          ["Reason", dead.reason],
+          ["Attempts", `${dead.attempts} of ${dead.maxAttempts}`],
+          ["Died", <Time iso={dead.deadAt} />],
+          ["Created", <Time iso={dead.createdAt} />],
+          ["Replays", <span id="replays">{dead.replays}</span>],
+          ["Priority", dead.priority],
+          ["Idempotency key", dead.idempotencyKey ?? <span class="muted">none</span>],
+          ["Correlation id", dead.correlationId ?? <span class="muted">none</span>],
+        ]}
+      />
+      <h2>Error</h2>
+      <pre class="err" id="last-error">
+        {dead.lastError ?? "(none recorded)"}
+      </pre>
+      <h2>Payload</h2>
+      {once ? (
+        <p class="muted" id="payload">
+          {Math.ceil(text.length / 1024).toLocaleString("en-US")} KB: shown once, in the editor below.
+        </p>
+      ) : (
+        <pre id="payload">{text}</pre>
+      )}
+      <div class="actions">
+        <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} class="inline">
+          <Csrf token={csrf} />
           <button type="submit" class="primary">
-            Replay with this payload
+            Replay
           </button>
-        </div>
-      </form>
-    ) : (
-      <p class="muted">This deployment has no job named {dead.job}, so an edited payload cannot be checked. Deploy its handler first.</p>
-    )}
-  </Page>
-);
+        </form>
+        <form method="post" action={`${base}/dead-letters/discard`} class="inline">
+          <Csrf token={csrf} />
+          <input type="hidden" name="id" value={dead.id} />
+          <button type="submit" class="danger">
+            Discard
+          </button>
+        </form>
+      </div>
+      <h2 id="edit-heading">Replay with an edited payload</h2>
+      {known ? (
+        <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} aria-labelledby="edit-heading">
+          <Csrf token={csrf} />
+          <div class="field">
+            <label for="payload-edit">Payload (JSON), checked against the schema of {dead.job} before anything is queued</label>
+            <textarea
+              id="payload-edit"
+              name="payload"
+              spellcheck={false}
+              aria-invalid={issues && issues.length > 0 ? "true" : undefined}
+              aria-describedby={issues && issues.length > 0 ? "payload-errors" : undefined}
+            >
+              {edited ?? text}
+            </textarea>
+            {issues && issues.length > 0 ? (
+              <ul class="field-error" id="payload-errors">
+                {issues.map((i) => (
+                  <li>
+                    {i.path.length > 0 ? <code>{i.path.join(".")}</code> : "payload"}: {i.message}
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </div>
+          <div class="actions">
+            <button type="submit" class="primary">
+              Replay with this payload
+            </button>
+          </div>
+        </form>
+      ) : (
+        <p class="muted">This deployment has no job named {dead.job}, so an edited payload cannot be checked. Deploy its handler first.</p>
+      )}
+    </Page>
+  );
+};
+
+/** The payload's text up to which a dead letter's page shows it both above and in the editor. */
+const SHOWN_TWICE_UP_TO = 16_384;
 
 export const NotFound: FC<{ base: string; csrf: string }> = ({ base, csrf }) => (
   <Page title="Not found" base={base} section="dead" csrf={csrf}>

@@ -133,3 +133,55 @@ it("a tick whose first statement loses its answer gives back its slot and its cl
   expect(next).toMatchObject({ claimed: 1, succeeded: 1, capped: false });
   expect(await h.rows(`SELECT outcome, attempt FROM ${first.tables.runs}`)).toEqual([{ outcome: "succeeded", attempt: 1 }]);
 });
+
+it("a lost claim the server commits only after the next statements went out is given back once found, and counted once", async () => {
+  const ran = new Map<number, number>();
+  // Runs of 50 ms keep the tick going past the late commit.
+  const once = defineJob({ name: "once", maxAttempts: 1, schema: z.object({ n: z.number() }), handler: ({ n }) => (ran.set(n, (ran.get(n) ?? 0) + 1), sleep(50)) });
+  const setup = await h.isolated([once]);
+  let seen = 0;
+  let late: Promise<unknown> | undefined;
+  // The third claim waits at the server (on a lock, say) while its connection is cut; it commits 600 ms later.
+  const db: Db = {
+    query: async <R,>(text: string, params?: readonly unknown[]) => {
+      if (/claimed AS \(/.test(text) && ++seen === 3) {
+        late = sleep(600).then(() => h.db.query(text, params));
+        throw new Error("Connection terminated unexpectedly");
+      }
+      return h.db.query<R>(text, params);
+    },
+  };
+  const jobs = h.make([once], { tablePrefix: setup.settings.tablePrefix }, db);
+  await jobs.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ job: "once" as const, payload: { n } })));
+  const report = await jobs.tick({ budgetMs: 10_000, concurrency: 5 });
+  await late;
+  expect(await h.rows(`SELECT status FROM ${jobs.tables.queue}`)).toEqual([]);
+  expect({ ran: ran.size, twice: [...ran.values()].filter((c) => c !== 1).length }).toEqual({ ran: 60, twice: 0 });
+  expect(report).toMatchObject({ claimed: 60, succeeded: 60, deadLettered: 0 });
+  expect(jobs.logs.find((e) => e.msg === "a claim's answer was lost: its jobs went back unstarted")).toBeDefined();
+});
+
+it("a lost statement that wrote the tick's slot row counts its given-back jobs once, and a lost fan-out frees the slots it reserved", async () => {
+  // Runs of 100 ms: the tick lasts past a second, when a claim also writes the slot row (about once a second).
+  const once = defineJob({ name: "once", maxAttempts: 1, schema: z.object({ n: z.number() }), handler: () => sleep(100) });
+  const setup = await h.isolated([once]);
+  // A claim in a hold that writes the slot row (`greatest(t.expires_at`), then the first statement, which reserves fan-out slots.
+  const { db: holding, lost: heldLost } = losing(/claimed AS \([\s\S]*greatest\(t\.expires_at/, 1);
+  const jobs = h.make([once], { tablePrefix: setup.settings.tablePrefix }, holding);
+  await jobs.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ job: "once" as const, payload: { n } })));
+  const report = await jobs.tick({ budgetMs: 10_000, concurrency: 5 });
+  expect(heldLost()).toBe(true);
+  expect(report).toMatchObject({ claimed: 60, succeeded: 60 });
+  expect(await h.rows(`SELECT coalesce(sum(claimed), 0)::int AS n FROM ${jobs.tables.ticks}`)).toEqual([{ n: 60 }]);
+
+  const { db: fanning, lost } = losing(/fan_reserved AS \(/, 1);
+  const settings = { tablePrefix: setup.settings.tablePrefix, maxTicks: 3 };
+  const fanned = h.make([once], settings, fanning);
+  await fanned.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ job: "once" as const, payload: { n } })));
+  const spawned: unknown[] = [];
+  await fanned.tick({ budgetMs: 5_000, concurrency: 2, spawn: (handoffs) => void spawned.push(...handoffs) });
+  expect(lost()).toBe(true);
+  // Only the reservations the tick learned of were started; none it never learned of is left held.
+  const held = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${fanned.tables.ticks} WHERE reserved AND expires_at > now()`);
+  expect(held[0]!.n).toBeLessThanOrEqual(spawned.length);
+});

@@ -43,7 +43,8 @@ export class FanOutPacer {
     if (!this.enabled || Date.now() - this.lastAt < FAN_OUT_EVERY_MS) return undefined;
     this.lastAt = Date.now();
     const { maxTicks, concurrency } = this;
-    return { maxTicks, concurrency, want, room: Math.max(room, want), bound: Math.min(10_000, concurrency * maxTicks + room), maxSpawn: maxTicks - 1, reserveMs: RESERVE_MS };
+    const tokens = Array.from({ length: maxTicks - 1 }, () => crypto.randomUUID());
+    return { maxTicks, concurrency, want, room: Math.max(room, want), bound: Math.min(10_000, concurrency * maxTicks + room), maxSpawn: maxTicks - 1, reserveMs: RESERVE_MS, tokens };
   }
 
   /** Starts a tick for each reserved slot. */

@@ -36,6 +36,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   reclaimed: [...a.reclaimed, ...b.reclaimed],
   reclaimExhausted: [...a.reclaimExhausted, ...b.reclaimExhausted],
   unclaimed: [...a.unclaimed, ...b.unclaimed],
+  unclaimedTokens: [...a.unclaimedTokens, ...b.unclaimedTokens],
   counts: addCounts(a.counts, b.counts),
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,

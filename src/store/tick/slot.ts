@@ -150,6 +150,8 @@ export interface FanOut {
   readonly maxSpawn: number;
   /** How long a reservation waits for its tick. */
   readonly reserveMs: number;
+  /** The reservations' tokens, `maxSpawn` of them, made by the tick: it can free them if this statement's answer is lost. */
+  readonly tokens: readonly string[];
 }
 
 /**
@@ -178,8 +180,8 @@ export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string, flo
     LIMIT (SELECT least(${p.add(f.maxSpawn)}::int, ceil(greatest(more, 0)::numeric / ${p.add(f.concurrency)}::int))::int FROM fan_due)
     FOR UPDATE SKIP LOCKED)`,
   `fan_reserved AS (
-    UPDATE ${t.ticks} t SET owner = gen_random_uuid(), reserved = true, expires_at = now() + ${ms(p, f.reserveMs)}
-    FROM fan_pick f WHERE t.slot = f.slot
+    UPDATE ${t.ticks} t SET owner = (${p.json(f.tokens)} ->> (f.k - 1))::uuid, reserved = true, expires_at = now() + ${ms(p, f.reserveMs)}
+    FROM (SELECT slot, row_number() OVER (ORDER BY slot)::int AS k FROM fan_pick) f WHERE t.slot = f.slot
     RETURNING t.slot, t.owner::text AS token)`,
   ];
 };

@@ -12,7 +12,7 @@ import { reclaimFragment } from "./reclaim.js";
 import { type CutShort, requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
 import { Params, type Tables } from "../shared/tables.js";
-import { type Unclaim, unclaimCtes } from "./unclaim.js";
+import { type Unclaim, UNCLAIMED_TOKENS, unclaimCtes } from "./unclaim.js";
 import { type FanOut, fanOutCtes, type Handoff, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
 
 export type { TickCounts } from "./slot.js";
@@ -61,6 +61,8 @@ export interface StepResult {
   readonly reclaimExhausted: string[];
   /** Jobs of claims whose answers were lost, given back unstarted. */
   readonly unclaimed: string[];
+  /** The tokens of `unclaim` whose jobs or slots this statement found and gave back. */
+  readonly unclaimedTokens: string[];
   /** This statement's own counts. */
   readonly counts: TickCounts;
   /** The tick's slot row after this statement (its counts are the tick's so far); null when it holds none. */
@@ -105,7 +107,7 @@ const ID_LISTS = {
   reclaimExhausted: "reclaim_exhausted",
   unclaimed: "unclaimed",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
+  Exclude<keyof StepResult, "claimed" | "unclaimedTokens" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -113,7 +115,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], unclaimed: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -126,8 +128,10 @@ const countsSql = (present: ReadonlySet<string>, settling: number, p: Params, ou
     const parts = ctes.filter((c) => present.has(c)).map((c) => `(SELECT count(*) FROM ${from(c)})`);
     return parts.length > 0 ? `(${parts.join(" + ")})::int` : "0";
   };
+  // Jobs given back whose claim the tick's slot row counted already (their statement wrote it, then its answer was lost).
+  const given = present.has("unclaimed") ? " - (SELECT count(*) FROM unclaimed WHERE counted)::int" : "";
   return {
-    claimed: count(["claimed"]),
+    claimed: `${count(["claimed"])}${given}`,
     succeeded: count(["completed"]),
     retried: count(["retried"]),
     deadLettered: count(["dead_lettered", "requeue_exhausted", "reclaim_exhausted"]),
@@ -211,6 +215,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     input.markTick ? QUEUE_MINUTE_COLUMN : `NULL::jsonb AS "queueMinute"`,
     input.housekeeping ? housekeepingColumn(input.housekeeping) : `NULL::jsonb AS housekeeping`,
     meterLater ? meterColumn(outcomes) : `'[]'::json AS metered`,
+    input.unclaim ? UNCLAIMED_TOKENS : `'[]'::json AS "unclaimedTokens"`,
     ...(input.probe ?? []),
   ];
   const withClause = ctes.length > 0 ? `WITH ${ctes.join(",\n")}\n` : "";
@@ -227,11 +232,11 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   const row = rows[0];
   if (!row) return EMPTY_STEP;
   const {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, unclaimedTokens,
     counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, counts, tick, slotFree, spawn, keyedWaiting,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, unclaimedTokens, counts, tick, slotFree, spawn, keyedWaiting,
     dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

@@ -166,17 +166,17 @@ it("a lost claim the server commits only after the next statements went out is g
 });
 
 it("a lost statement that wrote the tick's slot row counts its given-back jobs once, and a lost fan-out frees the slots it reserved", async () => {
-  // Runs of 100 ms: the tick lasts past a second, when a claim also writes the slot row (about once a second).
+  // Runs of 100 ms, 20 rounds: the tick claims for about 2 s, and a claim also writes the slot row about once a second.
   const once = defineJob({ name: "once", maxAttempts: 1, schema: z.object({ n: z.number() }), handler: () => sleep(100) });
   const setup = await h.isolated([once]);
   // A claim in a hold that writes the slot row (`greatest(t.expires_at`), then the first statement, which reserves fan-out slots.
   const { db: holding, lost: heldLost } = losing(/claimed AS \([\s\S]*greatest\(t\.expires_at/, 1);
   const jobs = h.make([once], { tablePrefix: setup.settings.tablePrefix }, holding);
-  await jobs.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ job: "once" as const, payload: { n } })));
+  await jobs.enqueueMany(Array.from({ length: 100 }, (_, n) => ({ job: "once" as const, payload: { n } })));
   const report = await jobs.tick({ budgetMs: 10_000, concurrency: 5 });
   expect(heldLost()).toBe(true);
-  expect(report).toMatchObject({ claimed: 60, succeeded: 60 });
-  expect(await h.rows(`SELECT coalesce(sum(claimed), 0)::int AS n FROM ${jobs.tables.ticks}`)).toEqual([{ n: 60 }]);
+  expect(report).toMatchObject({ claimed: 100, succeeded: 100 });
+  expect(await h.rows(`SELECT coalesce(sum(claimed), 0)::int AS n FROM ${jobs.tables.ticks}`)).toEqual([{ n: 100 }]);
 
   const { db: fanning, lost } = losing(/fan_reserved AS \(/, 1);
   const settings = { tablePrefix: setup.settings.tablePrefix, maxTicks: 3 };

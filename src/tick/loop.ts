@@ -21,7 +21,7 @@ import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
-import { refusedByServer, StatementFailures } from "./statement-failures.js";
+import { neverSent, refusedByServer, StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
@@ -178,7 +178,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // was lost may have committed: its settlements go again (their fences refuse a repeat), what it carried does not.
       pending = [...settlements, ...pending];
       refused = refusedByServer(error);
-      lost.failed(input, refused);
+      lost.failed(input, refused || neverSent(error));
       const retryInMs = failures.failed(error, Date.now());
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;
@@ -285,12 +285,14 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   overdue.clear();
   let settledByFinal = new Set<string>();
   try {
-    if (slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined || lost.owed) {
+    // Owed only what lost answers took: one try, before the deadline (the database may be out of reach).
+    const owedOnly = !(slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined);
+    if (!owedOnly || (lost.owed && Date.now() < deadline)) {
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
       const final = finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
       let result: StepResult | undefined;
       // Failed, it is sent again after its pause while the grace lasts: it carries what the runs owe.
-      for (let at = 0; !result && at < deadline + limits.graceMs; at = failures.waitUntil(Date.now()) ?? Date.now()) {
+      for (let at = 0; !result && (at === 0 || at < (owedOnly ? 0 : deadline + limits.graceMs)); at = failures.waitUntil(Date.now()) ?? Date.now()) {
         if (at > Date.now()) await nap(at - Date.now());
         else result = await step(final, pending.splice(0), [...requeue, ...lateClaims]);
       }

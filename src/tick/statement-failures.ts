@@ -47,3 +47,9 @@ export const refusedByServer = (error: unknown): boolean => {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith("08");
 };
+
+/** A connection that could not be made: the statement never reached the server. */
+export const neverSent = (error: unknown): boolean => {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(code);
+};

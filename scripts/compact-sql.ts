@@ -31,7 +31,7 @@ const compactPiece = (raw: string, state: State): [string, State] => {
 
 /** `code` (JavaScript or TypeScript) with the breaks of its template literals collapsed (see above). */
 export const compactSql = (code: string, fileName = "file.js"): string => {
-  const source = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
+  const source = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true, fileName.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS);
   const edits: Array<{ start: number; end: number; text: string }> = [];
   const rewrite = (pieces: readonly Piece[]) => {
     let state: State = "text";

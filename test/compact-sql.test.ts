@@ -22,3 +22,8 @@ it("leaves a template without breaks as it was", () => {
   const code = "export const q = (t) => `SELECT 1 FROM ${t.queue}`;";
   expect(compactSql(code)).toBe(code);
 });
+
+it("reads a .ts file as TypeScript: an angle-bracket cast is no JSX element swallowing the templates after it", () => {
+  const code = "const y = <string>z;\nconst s = `SELECT a\n    FROM b`;\n";
+  expect(compactSql(code, "x.ts")).toBe("const y = <string>z;\nconst s = `SELECT a FROM b`;\n");
+});

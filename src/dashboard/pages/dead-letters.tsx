@@ -107,8 +107,9 @@ export const DeadDetail: FC<{
   alert?: string;
 }> = ({ base, csrf, dead, known, edited, issues, alert }) => {
   const text = pretty(dead.payload);
-  // A large payload is written out once, in the editor: the page carried it twice (2 MB for a payload at the limit).
-  const once = known && text.length > SHOWN_TWICE_UP_TO;
+  // A large payload is written out once, in the editor (the page carried it twice: 2 MB for a payload at the limit),
+  // unless the editor holds an edit that was refused.
+  const once = known && edited === undefined && text.length > SHOWN_TWICE_UP_TO;
   return (
     <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert}>
       <Kv

@@ -189,3 +189,24 @@ it("a lost statement that wrote the tick's slot row counts its given-back jobs o
   const held = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${fanned.tables.ticks} WHERE reserved AND expires_at > now()`);
   expect(held[0]!.n).toBeLessThanOrEqual(spawned.length);
 });
+
+it("a lost claim sent in the last part of a split settle, which wrote the slot row, is counted once", async () => {
+  // 100 runs end together with 60 KB outputs each: their settle goes out in two parts (over 4 MB), and the claim
+  // rides the last part, which writes the slot row though the step as planned did not.
+  let open!: () => void;
+  const gate = new Promise<void>((go) => (open = go));
+  let first = 0;
+  const big = defineJob({ name: "big", maxAttempts: 1, schema: z.object({ n: z.number() }), handler: async () => (first++ < 100 ? await gate : undefined, "x".repeat(60_000)) });
+  const setup = await h.isolated([big]);
+  // One statement at a time (as on a single connection): a claim then rides the settle's last part.
+  const { db: lossy, lost } = losing(/claimed AS \([\s\S]*greatest\(t\.expires_at/, 1);
+  const jobs = h.make([big], { tablePrefix: setup.settings.tablePrefix }, { ...lossy, statementsAtOnce: 1 });
+  await jobs.enqueueMany(Array.from({ length: 200 }, (_, n) => ({ job: "big" as const, payload: { n } })));
+  const ticking = jobs.tick({ budgetMs: 20_000, concurrency: 100 });
+  await expect.poll(() => first, { interval: 10 }).toBe(100);
+  open();
+  const report = await ticking;
+  expect(lost()).toBe(true);
+  expect(report).toMatchObject({ claimed: 200, succeeded: 200 });
+  expect(await h.rows(`SELECT coalesce(sum(claimed), 0)::int AS n FROM ${jobs.tables.ticks}`)).toEqual([{ n: 200 }]);
+});

@@ -21,7 +21,7 @@ import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
-import { neverSent, refusedByServer, StatementFailures } from "./statement-failures.js";
+import { refusedByServer, StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
@@ -149,6 +149,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     if (input.slot?.mode === "take") capped = !result.slotFree;
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
+    if (result.unclaimed.length > 0) pacing.woken(); // Jobs given back are due again, whatever this claim found.
     if (settlements.length > 0) pacing.runsEnded(Date.now(), runs.size + overdue.size);
     // Soon (within the claim interval), or while other runs keep the tick going anyway; never a retry of a job it has no handler for.
     const soon = Date.now() + settings.claimIntervalMs;
@@ -168,9 +169,10 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     claiming += want;
     const taken = writes(plain) ? carry.take() : undefined;
     const input = lost.attach(taken ? carriedBy(plain, taken) : plain, slot?.slot);
-    let [result, refused]: [StepResult | undefined, boolean] = [undefined, false];
+    // The statement sent last: the one that failed, if one did (a step may go out in parts; see settler.ts).
+    let [result, refused, sent]: [StepResult | undefined, boolean, StepInput | undefined] = [undefined, false, undefined];
     try {
-      result = await settle(send, input, settlements, logger);
+      result = await settle((part) => send((sent = part)), input, settlements, logger);
       failures.succeeded();
       lost.succeeded(input, result, logger);
     } catch (error) {
@@ -178,7 +180,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // was lost may have committed: its settlements go again (their fences refuse a repeat), what it carried does not.
       pending = [...settlements, ...pending];
       refused = refusedByServer(error);
-      lost.failed(input, refused || neverSent(error));
+      if (sent) lost.failed(sent, error);
       const retryInMs = failures.failed(error, Date.now());
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;

@@ -1,5 +1,6 @@
 import type { Logger } from "../log.js";
 import type { StepInput, StepResult } from "../store/tick/step.js";
+import { neverSent, refusedByServer } from "./statement-failures.js";
 
 /**
  * What the tick's statements whose answers were lost may have taken: the jobs of their claims (under
@@ -23,9 +24,12 @@ export class LostClaims {
     return this.owed ? { ...input, unclaim: { claims: this.claims, slots: this.slots, keepSlot: known } } : input;
   }
 
-  /** A statement failed: if its answer was lost (it may have committed), what it claimed, took and reserved is owed back. */
-  failed({ claim, slot, fanOut }: StepInput, refused: boolean): void {
-    if (refused) return;
+  /**
+   * The statement `sent` failed with `error`: if its answer was lost (it may have committed), what it claimed, took and
+   * reserved is owed back. One the server refused, or that never reached it, did nothing.
+   */
+  failed({ claim, slot, fanOut }: StepInput, error: unknown): void {
+    if (refusedByServer(error) || neverSent(error)) return;
     // Its claims were counted in the tick's slot row only if it wrote the row the tick knows (a take's row it never learned of).
     if (claim) this.claims = [...this.claims, { owner: claim.owner, counted: slot?.mode === "hold" && slot.write !== false }];
     this.slots = [...this.slots, ...(slot?.mode === "take" ? [slot.owner] : []), ...(fanOut?.tokens ?? [])];

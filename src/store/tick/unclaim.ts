@@ -18,8 +18,9 @@ export interface Unclaim {
  * path: no index leads with the token; what it reads is bounded by the jobs running, not the queue).
  * Slots taken or reserved under tokens the tick never learned of are freed the same way. Both return
  * the tokens they found: one not found yet may belong to a statement the server has not finished.
- * Every row these update is one no other part of the statement writes: a claim takes queued jobs, a
- * take or a reservation free slots, and the slot the tick holds is kept out.
+ * A claim takes queued jobs, so no job is written twice in the statement, and the slot the tick holds is
+ * kept out; a lost slot whose lease has expired may also be picked by a take or a fan-out in the same
+ * statement: PostgreSQL applies one of the two updates, and either leaves the slot usable.
  */
 export const unclaimCtes = (t: Tables, p: Params, u: Unclaim): string[] => [
   `unclaimed AS (UPDATE ${t.queue} q SET status = 'queued', attempt = q.attempt - 1, lease_owner = NULL, lease_expires_at = NULL, updated_at = now()

@@ -4,7 +4,7 @@
 import pg from "pg";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { type Db, defineJob } from "../src/index.js";
+import { type Db, defineJob, type Handoff } from "../src/index.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("tick_statement_failed");
@@ -210,3 +210,24 @@ it("a lost claim sent in the last part of a split settle, which wrote the slot r
   expect(report).toMatchObject({ claimed: 200, succeeded: 200 });
   expect(await h.rows(`SELECT coalesce(sum(claimed), 0)::int AS n FROM ${jobs.tables.ticks}`)).toEqual([{ n: 200 }]);
 });
+
+it("a final statement that hands the slot on and loses its answer is sent again, and hands on the reservation it made", async () => {
+  const slow = defineJob({ name: "slow", schema: z.object({ n: z.number() }), handler: () => sleep(100) });
+  const setup = await h.isolated([slow]);
+  // The final statement reserves the slot for a successor and commits; its answer is lost on the way back.
+  const { db, lost } = losing(/finished_at = now\(\), reserved = /, 1);
+  // One slot: no fan-out, the handoff alone passes it on.
+  const settings = { tablePrefix: setup.settings.tablePrefix, maxTicks: 1 };
+  const jobs = h.make([slow], settings, db);
+  await jobs.enqueueMany(Array.from({ length: 60 }, (_, n) => ({ job: "slow" as const, payload: { n } })));
+  const handoffs: Handoff[] = [];
+  const first = await jobs.tick({ budgetMs: 1_500, concurrency: 2, spawn: (hs) => void handoffs.push(...hs) });
+  expect(lost()).toBe(true);
+  // Before, the retry found the slot no longer the tick's and handed nothing on: the reservation, under a token
+  // no tick was given, held the slot until it expired.
+  expect(handoffs).toEqual([{ slot: first.slot, token: expect.any(String) }]);
+  expect(await h.rows(`SELECT reserved, owner::text AS owner FROM ${jobs.tables.ticks} WHERE slot = $1`, [first.slot])).toEqual([{ reserved: true, owner: handoffs[0]!.token }]);
+  const next = await h.make([slow], settings).tick({ budgetMs: 1_500, concurrency: 2, handoff: handoffs[0]! });
+  expect(next.slot).toBe(first.slot);
+  expect(next.claimed).toBeGreaterThan(0);
+}, 20_000);

@@ -41,6 +41,6 @@ export const finalInput = (
     ...requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
     ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),
   ],
-  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS } : undefined } : undefined,
+  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS, token: crypto.randomUUID() } : undefined } : undefined,
   housekeeping: slot ? housekeepingFor(settings, claimed) : undefined,
 });

@@ -47,8 +47,17 @@ export type SlotStep =
    * a busy tick's statements do not queue on its row one behind the other.
    */
   | { readonly mode: "hold"; readonly slot: number; readonly owner: string; readonly leaseMs: number; readonly write?: boolean; readonly carry?: Partial<TickCounts> }
-  /** Free the slot, or, with `handoff`, reserve it for the next tick if due work remains. */
-  | { readonly mode: "release"; readonly slot: number; readonly owner: string; readonly handoff?: { readonly reserveMs: number }; readonly carry?: Partial<TickCounts> };
+  /**
+   * Free the slot, or, with `handoff`, reserve it for the next tick under `token` if due work remains. The
+   * token is the tick's own: sent again after its answer was lost, the statement finds its reservation.
+   */
+  | {
+      readonly mode: "release";
+      readonly slot: number;
+      readonly owner: string;
+      readonly handoff?: { readonly reserveMs: number; readonly token: string };
+      readonly carry?: Partial<TickCounts>;
+    };
 
 /** The tick's slot row as a step returns it. */
 export interface TickRow extends TickCounts {
@@ -129,11 +138,14 @@ export const slotRowCte = (
   }
   const handoff = step.handoff ? `(${dueAfter})` : "false";
   const reserve = step.handoff ? ms(p, step.handoff.reserveMs) : "interval '0'";
+  const token = p.add(step.handoff?.token ?? null);
+  // Or the slot as this release reserved it, if an earlier try committed and its answer was lost.
+  const mine = step.handoff ? `(${fence} OR (t.slot = ${p.add(step.slot)}::int AND t.reserved AND t.owner = ${token}::uuid))` : fence;
   return [`tick_row AS (
     UPDATE ${t.ticks} t SET ${add}, finished_at = now(), reserved = ${handoff},
-      owner = CASE WHEN ${handoff} THEN gen_random_uuid() END,
+      owner = CASE WHEN ${handoff} THEN ${token}::uuid END,
       expires_at = CASE WHEN ${handoff} THEN now() + ${reserve} END
-    WHERE ${fence} ${RETURNING})`];
+    WHERE ${mine} ${RETURNING})`];
 };
 
 /** Asks for more ticks when this statement's claim was full and a bounded count says more is due. */

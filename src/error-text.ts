@@ -80,9 +80,16 @@ const ownValue = (value: object, key: string): unknown => {
   }
 };
 
-/** A message that is not a string (a number, an object) is still worth showing. */
+const UNREADABLE = "[an error that could not be read]";
+
+/** A message that is not a string (a number, an object) is still worth showing; one that throws when read is said to be unreadable. */
 const messageOf = (e: object): string | undefined => {
-  const message = ownValue(e, "message");
+  let message: unknown;
+  try {
+    message = (e as Record<string, unknown>).message;
+  } catch {
+    return UNREADABLE;
+  }
   if (message === undefined || typeof message === "string") return message;
   return typeof message === "object" && message !== null ? safeJson(message) : String(message as number | boolean | bigint);
 };
@@ -106,7 +113,7 @@ const readable = (e: unknown, depth: number): string => {
     return String(e);
   } catch {
     // A Proxy whose traps throw, a symbol's description: nothing about it can be read safely.
-    return "[an error that could not be read]";
+    return UNREADABLE;
   }
 };
 

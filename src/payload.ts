@@ -177,7 +177,9 @@ export const checkPayload = (
   try {
     text = JSON.stringify(payload);
   } catch (e) {
-    throw new JobsError("invalid_payload", `payload for ${job.name} is not JSON: ${(e as Error).message}`, where);
+    // What a getter or toJSON in it threw may be anything, null included.
+    const why = e instanceof Error ? errorText(e) : `reading it threw ${errorText(e)}`;
+    throw new JobsError("invalid_payload", `payload for ${job.name} is not JSON: ${why}`, where);
   }
   if (text === undefined) throw new JobsError("invalid_payload", `payload for ${job.name} is missing`, where);
   if (text.includes("null")) {

@@ -60,6 +60,9 @@ describe("enqueue", () => {
     ["a negative delay", () => ["send-email", { to: "a@example.com", subject: "x" }, { delayMs: -1 }], "invalid_options"],
     ["a payload over the size limit", () => ["send-email", { to: "a@example.com", subject: "x", tags: ["y".repeat(3_000)] }, {}], "payload_too_large"],
     ["a payload that is not JSON", () => ["send-email", { to: "a@example.com", subject: "x", tags: [10n] }, {}], "invalid_payload"],
+    // JSON.stringify passes on what a getter throws: null had the enqueue throw a TypeError of its own.
+    ["a payload whose getter throws null", () => ["send-email", { to: "a@example.com", get subject(): string { throw null; } }, {}], "invalid_payload"],
+    ["a payload whose getter throws undefined", () => ["send-email", { to: "a@example.com", get subject(): string { throw undefined; } }, {}], "invalid_payload"],
   ] as const)("rejects %s with a clear error and stores nothing", async (_label, input, code) => {
     const jobs = await h.isolated([email], { maxPayloadBytes: 2_048 });
     const [name, payload, options] = input() as unknown as readonly [string, unknown, EnqueueOptions];

@@ -12,7 +12,7 @@ const tickWith = async (logger: Logger, handler: (ctx: { log: (level: "info", ms
   const setup = await h.isolated([job]);
   const jobs = createJobs({ db: h.main, jobs: [job], settings: { tablePrefix: setup.settings.tablePrefix }, logger });
   const { id } = await jobs.enqueue("logs", {});
-  return { id, report: await jobs.tick({ budgetMs: 3_000 }) };
+  return { id, report: await jobs.tick({ budgetMs: 3_000 }), tables: jobs.tables };
 };
 
 describe("ctx.log", () => {
@@ -37,6 +37,22 @@ describe("ctx.log", () => {
     expect(line).not.toHaveProperty("boom");
     const throwing: Logger = { log: () => { throw new Error("sink down"); } };
     expect((await tickWith(throwing, (ctx) => ctx.log("info", "x"))).report).toMatchObject({ succeeded: 1 });
+  });
+
+  it("drops only a field that cannot be written below its top level (a nested getter or toJSON that throws), keeping the run's fields", async () => {
+    const lines: string[] = [];
+    const nested = { get bad() { throw new Error("getter"); } };
+    const json = { toJSON: () => { throw new Error("toJSON"); } };
+    const { id, report, tables } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "deep", { ok: 1, nested, json, after: "yes" }));
+    expect(report).toMatchObject({ succeeded: 1 });
+    // Before: {"time","level","msg","fieldsDropped":true}, without the job's id, name and attempt.
+    const line = JSON.parse(lines.find((l) => l.includes('"deep"'))!);
+    expect(line).toMatchObject({ msg: "deep", fieldsDropped: true, jobId: id, jobName: "logs", attempt: 1, ok: 1, after: "yes" });
+    expect(line).not.toHaveProperty("nested");
+    expect(line).not.toHaveProperty("json");
+    // The run's history keeps the line the same way (it kept only { fieldsDropped: true }).
+    const [run] = await h.rows<{ logs: Array<{ msg: string; fields?: Record<string, unknown> }> }>(`SELECT logs FROM ${tables.runs} WHERE job_id = $1`, [id]);
+    expect(run!.logs.find((l) => l.msg === "deep")!.fields).toEqual({ ok: 1, after: "yes", fieldsDropped: true });
   });
 
   it("keeps the run's fields and the line's level and message over the handler's", async () => {

@@ -90,6 +90,12 @@ describe("thrown values that throw when read", () => {
     expect(r.row.last_error).toBe("self");
   });
 
+  it("an error whose message getter throws is recorded as an error that could not be read, not as empty text", async () => {
+    const r = await healthyAndOne(() => Object.defineProperty(new Error("x"), "message", { get: () => { throw new Error("message getter"); } }));
+    expect(r.report).toMatchObject({ claimed: 6, succeeded: 5, retried: 1, leaseLost: 0 });
+    expect(r.row.last_error).toBe("[an error that could not be read]");
+  });
+
   it("a Proxy whose every trap throws", async () => {
     const trap = () => {
       throw new Error("trap");

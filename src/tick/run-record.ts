@@ -46,9 +46,27 @@ const messageText = (msg: unknown): string => {
 /** The fields as the ring keeps them, or why not: the walk stops at the ring's whole budget. */
 const keptFields = (fields: Record<string, unknown>): Record<string, unknown> | "too_large" | undefined => {
   const copy = boundedJson(fields, MAX_LOG_BYTES);
-  if (!copy.ok) return copy.why === "too_large" ? "too_large" : { fieldsDropped: true };
+  if (!copy.ok) return copy.why === "too_large" ? "too_large" : writableFields(fields);
   const v = copy.value;
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+};
+
+/** One field that cannot be written (a getter or toJSON that throws, at any depth) costs only itself. */
+const writableFields = (fields: Record<string, unknown>): Record<string, unknown> => {
+  const kept: Record<string, unknown> = {};
+  try {
+    for (const key of Object.keys(fields)) {
+      try {
+        const one = boundedJson(fields[key], MAX_LOG_BYTES);
+        if (one.ok) kept[key] = one.value;
+      } catch {
+        // A getter that throws: the field is dropped.
+      }
+    }
+  } catch {
+    // A Proxy whose keys throw: every field is dropped.
+  }
+  return { ...kept, fieldsDropped: true };
 };
 
 /**

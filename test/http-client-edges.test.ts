@@ -50,6 +50,24 @@ describe("values JSON cannot carry", () => {
     await expect(jobs.enqueue("maybe", { n: Number.NaN })).rejects.toMatchObject({ code: "invalid_payload" });
     await expect(jobs.enqueue("maybe", { n: 1 }, { delayMs: Number.NaN })).rejects.toMatchObject({ code: "invalid_options" });
   });
+
+  it("answers a batch that is not a list of items as the server does, with the item's index (it threw a TypeError of its own)", async () => {
+    const send = client.enqueueMany as (items: unknown) => Promise<unknown>;
+    for (const item of [undefined, null, 5, "x"]) {
+      const e = await send([{ job: "maybe", payload: { n: 1 } }, item]).catch((x: unknown) => x);
+      expect(e, String(item)).toBeInstanceOf(JobsApiError);
+      expect(e, String(item)).toMatchObject({ code: "invalid_options", details: { index: 1 } });
+    }
+    for (const items of [null, undefined, {}]) {
+      const e = await send(items).catch((x: unknown) => x);
+      expect(e, String(items)).toBeInstanceOf(JobsApiError);
+      expect((e as JobsApiError).status, String(items)).toBeGreaterThanOrEqual(400);
+      expect((e as JobsApiError).status, String(items)).toBeLessThan(500);
+    }
+    expect(await queued()).toBe(0);
+    // The library says the same of an item that is not an object.
+    await expect((jobs.enqueueMany as (items: unknown) => Promise<unknown>)([undefined])).rejects.toMatchObject({ code: "invalid_options", details: { index: 0 } });
+  });
 });
 
 describe("waitForResult", () => {

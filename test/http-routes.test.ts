@@ -129,6 +129,19 @@ describe("stats, tick, openapi, routing", () => {
     expect([tick.headers.get("allow"), tick.body.error.details.allow]).toEqual(["GET, POST", ["GET", "POST"]]);
   });
 
+  it("answers 405 on every fixed path for the methods it does not take, also where a path with a parameter beside it would match", async () => {
+    const { methodsByPath } = await import("../src/http/route-table.js");
+    for (const [path, methods] of methodsByPath()) {
+      if (path.includes(":")) continue;
+      for (const method of ["GET", "POST", "DELETE"].filter((m) => !methods.includes(m))) {
+        // Before: GET and DELETE /api/dead-letters/replay went to the routes of /api/dead-letters/:id (404, no Allow).
+        const r = await call(method, path, { token: path === "/api/tick" ? null : undefined });
+        expectError(r, 405, "method_not_allowed");
+        expect(r.headers.get("allow"), `${method} ${path}`).toBe([...methods, ...(methods.includes("GET") && path !== "/api/tick" ? ["HEAD"] : [])].join(", "));
+      }
+    }
+  });
+
   it("lists no schedules and 404s schedule actions when the deployment has none", async () => {
     expect((await call("GET", "/api/schedules")).body).toEqual({ items: [], nextCursor: null });
     expectError(await call("POST", "/api/schedules/nightly/pause"), 404, "not_found");

@@ -184,7 +184,10 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
 
   /** An enqueue body, refused here as the server would refuse it when JSON cannot carry a value as given. */
   const enqueueBody = <B>(body: B, items: readonly object[], batch: boolean): B => {
+    // What is not a list of objects is sent as it is: the server says what is wrong with it, and where.
+    if (!Array.isArray(items)) return body;
     for (const [index, item] of items.entries()) {
+      if (typeof item !== "object" || item === null) continue;
       const bad = unsendableItem(item, batch ? { index } : {});
       if (bad) throw new JobsApiError(422, bad.code, bad.message, bad.details);
     }

@@ -137,17 +137,21 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
   });
 
   // Every route of the table, each behind the credential its entry names (the cron secret does not
-  // enqueue, an API token does not run ticks); then, for each known path, 405 naming its methods.
-  for (const [name, route] of Object.entries(ROUTES) as Array<[RouteName, RouteSpec]>) {
-    const handler = HANDLERS[name];
-    app.on(route.method, route.path, async (c) => {
-      if (route.auth === "token") await config.apiTokens.check(c.req.header("authorization"));
-      if (route.auth === "cron") await config.cronSecret.check(c.req.header("authorization"));
-      checkDeclaredLength(c.req.raw, config.maxBodyBytes);
-      return handler(c, config);
-    });
-  }
-  for (const [path, methods] of methodsByPath()) {
+  // enqueue, an API token does not run ticks), path by path, each path's followed by 405 naming its
+  // methods. Fixed paths go first: a path with a parameter beside one (`/api/dead-letters/:id` beside
+  // `/api/dead-letters/replay`) would otherwise take the fixed path's other methods.
+  const routes = Object.entries(ROUTES) as Array<[RouteName, RouteSpec]>;
+  const paths = [...methodsByPath()].sort(([a], [b]) => Number(a.includes(":")) - Number(b.includes(":")));
+  for (const [path, methods] of paths) {
+    for (const [name, route] of routes.filter(([, r]) => r.path === path)) {
+      const handler = HANDLERS[name];
+      app.on(route.method, route.path, async (c) => {
+        if (route.auth === "token") await config.apiTokens.check(c.req.header("authorization"));
+        if (route.auth === "cron") await config.cronSecret.check(c.req.header("authorization"));
+        checkDeclaredLength(c.req.raw, config.maxBodyBytes);
+        return handler(c, config);
+      });
+    }
     // A GET route answers HEAD too, except the tick's (a HEAD must not run a tick).
     const allow = [...methods, ...(methods.includes("GET") && path !== ROUTES.tick.path ? ["HEAD"] : [])];
     app.all(path, (c) => {

@@ -40,3 +40,27 @@ describe("a job with a payload near the limit", () => {
     expect((await jobs.get(id))?.payload).toEqual(payload);
   });
 });
+
+describe("a list's payload previews", () => {
+  it("write out a payload of up to 8 KB as JSON, whatever PostgreSQL stores it in, and outline a larger one", async () => {
+    const any = defineJob({ name: "any", schema: z.unknown(), handler: () => {} });
+    const jobs = await h.isolated([any]);
+    // 1,999 bytes of JSON that PostgreSQL's form holds in about 12 KB; about 12 KB of JSON in about 8 KB (uncompressed).
+    const zeros = Array.from({ length: 1_000 }, () => 0);
+    const falses = Array.from({ length: 2_000 }, () => false);
+    const dense = (await jobs.enqueue("any", zeros, { delayMs: 60_000 })).id;
+    const sparse = (await jobs.enqueue("any", falses, { delayMs: 60_000 })).id;
+    const [sizes] = await h.rows<{ dense: number; sparse: number }>(
+      `SELECT (SELECT pg_column_size(payload || '[]'::jsonb) FROM ${jobs.tables.queue} WHERE id = $1) AS dense, (SELECT pg_column_size(payload || '[]'::jsonb) FROM ${jobs.tables.queue} WHERE id = $2) AS sparse`,
+      [dense, sparse],
+    );
+    expect(sizes!.dense).toBeGreaterThan(8_192);
+    expect(sizes!.sparse).toBeLessThanOrEqual(8_192);
+    const items = new Map((await jobs.list({ limit: 10 })).items.map((j) => [j.id, j]));
+    const [stored] = await h.rows<{ t: string }>(`SELECT payload::text AS t FROM ${jobs.tables.queue} WHERE id = $1`, [dense]);
+    // Before: outlined as "[1000 items]" (its stored size), and the 12 KB one written out.
+    expect(items.get(dense)).toMatchObject({ payloadBytes: stored!.t.length, payloadTruncated: true });
+    expect(items.get(dense)!.payloadPreview).toBe(stored!.t.slice(0, 300));
+    expect(items.get(sparse)).toMatchObject({ payloadPreview: "[2000 items]", payloadBytes: null, payloadTruncated: true });
+  });
+});

@@ -135,16 +135,24 @@ const outline = (x: string) => `CASE jsonb_typeof(${x})
     ELSE ${x}::text END`;
 
 /**
+ * PostgreSQL's binary form of a payload of WRITTEN_OUT_BYTES of JSON is at most this: about four times
+ * its text for an array of zeros, the most found (`[0, 0]` is 6 bytes of text and 22 stored).
+ */
+const BINARY_BOUND = 6 * WRITTEN_OUT_BYTES;
+
+/**
  * A join that gives row `r` its payload's text once, as `<p>.t`, or for a large payload its outline
  * as `<p>.o` (OFFSET 0 keeps the planner from copying the expression into each use). Joined to the
  * page's rows only (after their LIMIT), it ships none of the payloads. Large is by the size of the
- * payload itself, not as stored: one of 450 KB compressed to 8 KB took 4 ms to write out. A compressed
- * one is measured decompressed (`|| '[]'` hands back the value itself, or a scalar in an array).
+ * payload's JSON, not as stored: one of 450 KB compressed to 8 KB took 4 ms to write out, and 2 KB of
+ * zeros take 12 KB in PostgreSQL's form. Only a payload whose form (decompressed: `|| '[]'` hands back
+ * the value itself, or a scalar in an array) could hold that much JSON is written out to be measured.
  */
 export const payloadTextJoin = (r: string, p: string) => `CROSS JOIN LATERAL (
-      SELECT CASE WHEN w.small THEN ${r}.payload::text END AS t, CASE WHEN NOT w.small THEN ${outline(`${r}.payload`)} END AS o
-      FROM (SELECT pg_column_size(${r}.payload) <= ${WRITTEN_OUT_BYTES} AND (pg_column_compression(${r}.payload) IS NULL
-              OR pg_column_size(${r}.payload || '[]'::jsonb) <= ${WRITTEN_OUT_BYTES}) AS small OFFSET 0) w OFFSET 0) ${p}`;
+      SELECT CASE WHEN octet_length(w.t) <= ${WRITTEN_OUT_BYTES} THEN w.t END AS t,
+             CASE WHEN w.t IS NULL OR octet_length(w.t) > ${WRITTEN_OUT_BYTES} THEN ${outline(`${r}.payload`)} END AS o
+      FROM (SELECT CASE WHEN pg_column_size(${r}.payload) <= ${BINARY_BOUND} AND (pg_column_compression(${r}.payload) IS NULL
+              OR pg_column_size(${r}.payload || '[]'::jsonb) <= ${BINARY_BOUND}) THEN ${r}.payload::text END AS t OFFSET 0) w OFFSET 0) ${p}`;
 
 const previewFields = (p: string) => `
   'payloadPreview', left(coalesce(${p}.t, ${p}.o), ${PAYLOAD_PREVIEW_CHARS}), 'payloadBytes', octet_length(${p}.t),

@@ -15,8 +15,8 @@ describe("tick cost", () => {
     const counted = countingDb(h.db);
     const jobs = w.make([hourly("a"), hourly("b", { cron: "*/5 * * * *" })], counted);
     const first = await jobs.tick({ budgetMs: 5_000 });
-    // probe, read rows, write rows: the one-time sync.
-    expect(first.statements).toBe(3);
+    // probe, read rows, write rows: the one-time sync; then what is due under the synced rows.
+    expect(first.statements).toBe(4);
     w.advance(MIN);
     counted.statements = 0;
     const idle = await jobs.tick({ budgetMs: 5_000 });
@@ -189,5 +189,33 @@ describe("sync from code", () => {
     const changed = w.make([hourly("p", { payload: { kind: "v2" } })]);
     await changed.tick({ budgetMs: 5_000 });
     expect(await h.rows(`SELECT payload FROM ${w.t.schedules}`)).toEqual([{ payload: { kind: "v2" } }]);
+  });
+
+  it("a tick that syncs a changed schedule enqueues its due occurrence (it passed over the row it had probed, and a next tick more than the grace later lost it)", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    await w.make([hourly("c")]).tick({ budgetMs: 5_000 });
+    const changed = w.make([hourly("c", { payload: { kind: "v2" } })]);
+    w.set("2024-05-01T10:00:30Z");
+    await changed.tick({ budgetMs: 5_000 });
+    w.set("2024-05-01T10:06:00Z");
+    await changed.tick({ budgetMs: 5_000 });
+    w.set("2024-05-01T11:00:30Z");
+    await changed.tick({ budgetMs: 5_000 });
+    expect(w.runs).toEqual(["schedule:c:2024-05-01T10:00:00.000Z", "schedule:c:2024-05-01T11:00:00.000Z"]);
+  });
+
+  it("two deployments ticking in turn, each syncing its definition, run a changed schedule every minute, as the unchanged one beside it", async () => {
+    const w = await world("2024-05-01T09:58:30Z");
+    const every = (kind: string) => ({ name: "m", cron: "* * * * *", job: "report", payload: { kind } });
+    const old = w.make([every("old"), hourly("untouched", { cron: "* * * * *" })]);
+    await old.tick({ budgetMs: 5_000 });
+    const next = w.make([every("new"), hourly("untouched", { cron: "* * * * *" })]);
+    for (let i = 0; i < 10; i++) {
+      w.set(new Date(Date.parse("2024-05-01T10:00:20Z") + i * MIN).toISOString());
+      await (i % 2 === 0 ? next : old).tick({ budgetMs: 5_000 });
+    }
+    expect(w.runs.filter((r) => r.startsWith("schedule:untouched:"))).toHaveLength(10);
+    // Before: none (each tick re-synced, then passed over the row it had probed under the other's hash).
+    expect(w.runs.filter((r) => r.startsWith("schedule:m:"))).toHaveLength(10);
   });
 });

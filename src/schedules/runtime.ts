@@ -188,10 +188,12 @@ export const createScheduling = (env: {
     async afterProbe(values, tick) {
       // A schedule failure is logged, never allowed to stop the tick from running jobs.
       try {
-        const nowMs = Number(values[PROBE_COLUMNS.now]);
         const { set } = await hashes();
-        if (values[PROBE_COLUMNS.hash] !== set) await sync(tick.db);
-        let due = values[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
+        // The rows the probe read are as they were before a sync, under the hash of the definitions they came from:
+        // a changed schedule's due occurrence was passed over (and lost, when the next tick came too late to run it).
+        const probed = values[PROBE_COLUMNS.hash] === set ? values : (await sync(tick.db), await readDueSchedules(tick.db, tables, undefined, clock?.().toISOString()));
+        const nowMs = Number(probed[PROBE_COLUMNS.now]);
+        let due = probed[PROBE_COLUMNS.due] as DueScheduleRow[] | null;
         let enqueued = 0;
         // More due than one read returns (or than one statement carries): on after the last handled, for a while.
         for (const started = Date.now(); due && due.length > 0 && Date.now() - started < MATERIALIZE_FOR_MS; ) {

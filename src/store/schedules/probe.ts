@@ -38,10 +38,11 @@ export const scheduleProbeColumns = (t: Tables, nowIso?: string, after?: { p: Pa
 /**
  * The due schedules after `after` (in the probe's order), in a statement of their own: a tick whose
  * probe found DUE_LIMIT of them handles the rest (it left them to the next tick, and with 2,000
- * schedules due each minute three in four occurrences were never run).
+ * schedules due each minute three in four occurrences were never run). Without `after`, all of them,
+ * as a tick that has just synced them sees them.
  */
-export const readDueSchedules = async (db: Db, t: Tables, after: DueScheduleRow, nowIso?: string): Promise<Record<string, unknown>> => {
+export const readDueSchedules = async (db: Db, t: Tables, after: DueScheduleRow | undefined, nowIso?: string): Promise<Record<string, unknown>> => {
   const p = new Params();
-  const { rows } = await db.query<Record<string, unknown>>(`SELECT ${scheduleProbeColumns(t, nowIso, { p, row: after }).join(", ")}`, p.values);
+  const { rows } = await db.query<Record<string, unknown>>(`SELECT ${scheduleProbeColumns(t, nowIso, after && { p, row: after }).join(", ")}`, p.values);
   return rows[0] ?? {};
 };

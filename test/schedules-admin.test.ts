@@ -78,6 +78,17 @@ describe("pause, resume, run now", () => {
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.schedules}`)).toEqual([{ n: 0 }]);
   });
 
+  it("lists one overdue occurrence at most, then the occurrences after now, when no tick ran for hours", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("o")]);
+    await jobs.tick({ budgetMs: 5_000 });
+    w.set("2024-05-01T15:30:00Z");
+    // Before: 10:00, 11:00 and 12:00, though the next tick skips all of them and the next run is 16:00.
+    expect((await jobs.schedules.list({ next: 3 })).items[0]!.nextRuns).toEqual(["2024-05-01T10:00:00.000Z", "2024-05-01T16:00:00.000Z", "2024-05-01T17:00:00.000Z"]);
+    await jobs.tick({ budgetMs: 5_000 });
+    expect((await jobs.schedules.list({ next: 2 })).items[0]!.nextRuns).toEqual(["2024-05-01T16:00:00.000Z", "2024-05-01T17:00:00.000Z"]);
+  });
+
   it("lists definitions with their next occurrences, description and last job", async () => {
     const w = await world("2024-03-10T05:30:00Z");
     const jobs = w.make([hourly("ny", { timezone: "America/New_York", missed: { catchUp: 3 } })]);

@@ -38,9 +38,10 @@ export const scheduleInfo = (p: Prepared, row: ScheduleStateRow | undefined, has
   let nextRuns: number[] = [];
   if (!paused && next > 0 && row && row.definition_hash === hash) {
     // A synced row knows the next occurrence not yet handled: listed once per run at it (two where a skipped time lands on another).
+    // The rest come after it, or after now when it is overdue: with no tick for hours, the hours since were listed as next runs.
     const first = Number(row.next_ms);
     const at = s.rule.firingsAt(first).map(() => first);
-    nextRuns = [...at, ...(at.length < next ? s.rule.take(next - at.length, first) : [])].slice(0, next);
+    nextRuns = [...at, ...(at.length < next ? s.rule.take(next - at.length, Math.max(first, nowMs)) : [])].slice(0, next);
   } else if (!paused && next > 0) nextRuns = s.rule.take(next, nowMs);
   return {
     name: s.name, cron: s.cron, timezone: s.timezone, job: s.job, payload: p.stored, missed: s.missed, paused,

@@ -30,4 +30,23 @@ describe("the round-robin over keys across ticks", () => {
     // Now nothing is due: a tick is one statement, however many keys hold delayed jobs.
     expect(await jobs.tick({ budgetMs: 900, claimCutoffMs: 450, concurrency: 4 })).toMatchObject({ claimed: 0, statements: 1 });
   });
+
+  const fairJob = z.object({ tenant: z.string(), n: z.number() });
+  const perTenant = (p: { tenant: string }) => p.tenant;
+  it.each([
+    ["a rate limit per tenant under a group limit", { rateLimit: [{ limit: 100, periodMs: 1_000, key: perTenant }, { limit: 2, periodMs: 300, group: "provider" }] }],
+    ["a concurrency limit per tenant under a job-wide rate limit", { concurrency: { limit: 5, key: perTenant }, rateLimit: { limit: 2, periodMs: 300 } }],
+  ] as const)("a limit the tenants share lets each tenant's jobs through in turn: %s", async (_label, limits) => {
+    const ran: string[] = [];
+    const job = defineJob({ name: "fair", schema: fairJob, ...limits, handler: ({ tenant }) => void ran.push(tenant) });
+    const jobs = await h.isolated([job], { claimIntervalMs: 20 });
+    await jobs.enqueueMany(Array.from({ length: 100 }, (_, n) => ({ job: "fair" as const, payload: { tenant: "a", n } })));
+    await jobs.enqueueMany(Array.from({ length: 3 }, (_, n) => ({ job: "fair" as const, payload: { tenant: "b", n } })));
+    await jobs.tick({ budgetMs: 2_500, claimCutoffMs: 1_200, concurrency: 4 });
+    // Before: every start went to tenant a (the claim resumed after b, which the shared limit held, so at a again).
+    const firstB = ran.indexOf("b");
+    expect(firstB).toBeGreaterThanOrEqual(0);
+    expect(firstB).toBeLessThan(3);
+    expect(ran.slice(0, 8).filter((t) => t === "b").length).toBeGreaterThanOrEqual(3);
+  }, 15_000);
 });

@@ -29,6 +29,17 @@ describe("a rate limit changed in code", () => {
       ["a", "b", "c", "d", "e"].map((t) => `r:${scope}:${t}`),
     );
   });
+
+  it("a job held by the limit under its new period says which limit it waits on (it said none)", async () => {
+    const define = (periodMs: number) => defineJob({ name: "hourly", schema: tenant, rateLimit: { limit: 1, periodMs, key: (p) => p.tenant }, handler: () => {} });
+    const before = await h.isolated([define(3_600_000)]);
+    await before.enqueueMany([0, 1, 2].map(() => ({ job: "hourly" as const, payload: { tenant: "acme" } })));
+    const after = h.make([define(1_800_000)], { tablePrefix: before.settings.tablePrefix });
+    expect(await after.tick({ budgetMs: 1_500, claimCutoffMs: 500 })).toMatchObject({ succeeded: 1 });
+    const held = await h.rows<{ id: string }>(`SELECT id FROM ${after.tables.queue} WHERE status = 'queued'`);
+    expect(held).toHaveLength(2);
+    expect((await after.get(held[0]!.id))!.waitingOn).toEqual({ kind: "rate", key: "acme", limit: 1, periodMs: 1_800_000, starts: 1 });
+  });
 });
 
 describe("a limit added in code while jobs are queued", () => {

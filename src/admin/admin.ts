@@ -109,13 +109,14 @@ export const queueAdmin = (env: {
   readonly history?: boolean;
 }): QueueAdmin => {
   const { tables: t } = env;
+  const rateScopes = [...(env.flow?.rules.values() ?? [])].flatMap((r) => r.rates.map((rate) => rate.scope));
   // Every admin statement is bounded, as the tick's are: a stalled database (a lock held for minutes) must
   // not hold an API request or a dashboard page, and its connection, for as long as it lasts.
   const db: Db = { query: (text, params, opts) => env.db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? ADMIN_STATEMENT_MS }) };
   return {
     list: (query) => listJobs(db, t, query),
     async get(id, options) {
-      const found = await getJob(db, t, id, options?.payload ?? true);
+      const found = await getJob(db, t, id, options?.payload ?? true, rateScopes);
       if (!found) return null;
       const { flow, ...job } = found;
       return { ...job, waitingOn: flow ? waitingOn(job.job, flow, env.flow) : null };

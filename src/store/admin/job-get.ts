@@ -21,7 +21,7 @@ export type JobRecord = Omit<JobView, "waitingOn"> & { readonly flow: FlowState 
  * attempts the history holds. Null when none has it: it is older than the history's retention
  * (or was cancelled with the history off), or never existed.
  */
-export const getJob = async (db: Db, t: Tables, id: string, withPayload = true): Promise<JobRecord | null> => {
+export const getJob = async (db: Db, t: Tables, id: string, withPayload = true, rateScopes: readonly string[] = []): Promise<JobRecord | null> => {
   if (!isUuid(id)) return null;
   // The payload leaves as a column of its own: built into the view's jsonb, a 1 MB payload was copied
   // at each step (about 0.6 s of the server's time for a page the dashboard refreshes every 3 s). An ended
@@ -57,7 +57,7 @@ export const getJob = async (db: Db, t: Tables, id: string, withPayload = true):
      SELECT v || jsonb_build_object('attempts', (SELECT coalesce(jsonb_agg(${runSummaryJson("r")} ORDER BY r.id), '[]'::jsonb) FROM runs r)) AS v,
             CASE WHEN $2::boolean THEN payload END AS payload
      FROM found`,
-    [id, withPayload],
+    [id, withPayload, JSON.stringify(rateScopes)],
   );
   const row = rows[0];
   return row ? { ...row.v, payload: withPayload ? row.payload : undefined, flow: row.v.flow ?? null } : null;
@@ -66,7 +66,9 @@ export const getJob = async (db: Db, t: Tables, id: string, withPayload = true):
 /**
  * A queued, due job with limits: its keys and the state of the buckets it counts in, read in the
  * same statement, so the view can say which limit it waits on. A concurrency bucket's count is its
- * running jobs (as the admission counts them); a rate bucket's starts are in its flow row.
+ * running jobs (as the admission counts them); a rate bucket's starts are in its flow row. A key stored
+ * under a scope whose period has changed since counts in the current scope's bucket ($3: the rate scopes
+ * in code), as the admission counts it.
  */
 const flowState = (t: Tables, q: string) => {
   const cbucket = `'c:' || ${q}.job_name || ':' || coalesce(${q}.concurrency_key, '')`;
@@ -77,5 +79,9 @@ const flowState = (t: Tables, q: string) => {
                  SELECT 1 FROM ${t.queue} r WHERE r.status = 'running' AND r.flow_bucket = ${cbucket}) c), 'starts', '[]'::jsonb) AS state
         UNION ALL
         SELECT f.bucket, jsonb_build_object('running', 0, 'starts', to_jsonb(f.starts)) FROM ${t.flow} f
-        WHERE f.bucket IN (SELECT 'r:' || e.key || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e)) b)) END`;
+        WHERE f.bucket IN (
+          SELECT 'r:' || e.key || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e
+          UNION ALL
+          SELECT 'r:' || s.scope || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e
+          JOIN jsonb_array_elements_text($3::jsonb) s(scope) ON s.scope <> e.key AND regexp_replace(s.scope, '[^:]*$', '') = regexp_replace(e.key, '[^:]*$', ''))) b)) END`;
 };

@@ -35,44 +35,42 @@ export const jsonLogger = (
   },
 });
 
-/** The fields that can be written on their own (a nested getter or toJSON that throws cannot), and whether any was left out. */
-const writableFields = (fields: LogFields): { kept: LogFields; dropped: boolean } => {
+/**
+ * The fields that can be written on their own (a getter or toJSON that throws, at any depth, cannot),
+ * and `fieldsDropped`: one bad field costs only itself. A Proxy whose keys throw costs them all.
+ */
+export const writableFields = (fields: LogFields): LogFields => {
   const kept: LogFields = {};
-  let dropped = false;
-  for (const [key, value] of Object.entries(fields)) {
-    try {
-      lineJson({ value });
-      kept[key] = value;
-    } catch {
-      dropped = true;
+  try {
+    for (const key of Object.keys(fields)) {
+      try {
+        lineJson({ v: fields[key] });
+        kept[key] = fields[key];
+      } catch {
+        // Dropped.
+      }
     }
+  } catch {
+    // Dropped, all of them.
   }
-  return { kept, dropped };
+  return { ...kept, fieldsDropped: true };
 };
 
 /**
  * The logger the library calls: one that throws (a field it cannot serialise, a broken sink) never
- * fails a run or a tick. The line is tried again with only the fields that can be written on their
- * own (the job's id and name among them), then without any, then dropped.
+ * fails a run or a tick. The line is tried again with only the fields that can be written (the job's
+ * id and name among them), then dropped.
  */
 export const safeLogger = (logger: Logger): Logger => ({
   log(level, msg, fields) {
     try {
       logger.log(level, msg, fields);
-      return;
     } catch {
-      // Tried again below.
-    }
-    try {
-      const { kept, dropped } = writableFields(fields ?? {});
-      if (dropped) return logger.log(level, msg, { ...kept, fieldsDropped: true });
-    } catch {
-      // A sink that fails whatever it is given.
-    }
-    try {
-      logger.log(level, msg, { fieldsDropped: true });
-    } catch {
-      // Nothing left to log with.
+      try {
+        logger.log(level, msg, writableFields(fields ?? {}));
+      } catch {
+        // Nothing left to log with.
+      }
     }
   },
 });

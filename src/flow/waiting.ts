@@ -12,19 +12,8 @@ export interface FlowState {
   readonly buckets: Record<string, { running: number; starts: string[] }> | null;
 }
 
-const scopeBase = (scope: string) => scope.slice(0, scope.lastIndexOf(":") + 1);
-
-/**
- * The job's key for a rate rule, as the admission finds it: stored under the rule's scope, or under the scope of
- * another period (the limit's periodMs changed since the job was enqueued) that no rule of the job has now.
- */
-const rateKeyOf = (scope: string, stored: Record<string, string> | null, rules: ReadonlyArray<{ readonly scope: string }>): string | undefined => {
-  if (!stored) return undefined;
-  if (Object.hasOwn(stored, scope)) return stored[scope];
-  const base = scopeBase(scope);
-  const moved = Object.keys(stored).find((k) => scopeBase(k) === base && !rules.some((r) => r.scope === k));
-  return moved === undefined ? undefined : stored[moved];
-};
+/** A scope without its period: a key stored under another period of it (the limit's periodMs changed) is found as the admission finds it. */
+const scopeBase = (scope: string) => scope.replace(/[^:]*$/, "");
 
 /** The first limit of the job in code that holds it back now, from the buckets' state; null when none does. */
 export const waitingOn = (job: string, flow: FlowState, spec: FlowSpec | undefined, now = Date.now()): WaitingOn | null => {
@@ -38,7 +27,8 @@ export const waitingOn = (job: string, flow: FlowState, spec: FlowSpec | undefin
     if (running >= rules.concurrency) return { kind: "concurrency", key, limit: rules.concurrency, running };
   }
   for (const rule of rules.rates) {
-    const key = rateKeyOf(rule.scope, flow.rateKeys, rules.rates);
+    const key = flow.rateKeys?.[rule.scope] ??
+      Object.entries(flow.rateKeys ?? {}).find(([k]) => scopeBase(k) === scopeBase(rule.scope) && !rules.rates.some((r) => r.scope === k))?.[1];
     if (key === undefined) continue;
     const since = now - rule.periodMs - ratePadMs(rule.periodMs);
     const starts = (buckets[`r:${rule.scope}:${key}`]?.starts ?? []).filter((s) => Date.parse(s) > since).length;

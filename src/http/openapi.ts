@@ -6,6 +6,7 @@ import {
   componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, previewProperties, query, ref,
   runProperties, type Schema, scheduleSchema, statsSchema, TIME,
 } from "./openapi-schemas.js";
+import { ROUTE_SUMMARIES } from "./route-summaries.js";
 import { ROUTES, type RouteName } from "./route-table.js";
 import { RUN_OUTCOMES } from "../store/runs/run-views.js";
 import { MAX_BATCH } from "./routes/jobs.js";
@@ -154,7 +155,7 @@ const pathsFromTable = (): Schema => {
     const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => path(m[1]!));
     const op = OPERATIONS[name];
     paths[key] ??= params.length > 0 ? { parameters: params } : {};
-    paths[key]![route.method.toLowerCase()] = { operationId: name, summary: route.summary, security: SECURITY[route.auth], ...op };
+    paths[key]![route.method.toLowerCase()] = { operationId: name, summary: ROUTE_SUMMARIES[name], security: SECURITY[route.auth], ...op };
   }
   return paths;
 };

@@ -1,5 +1,5 @@
 import { storableText } from "../error-text.js";
-import type { LogLevel } from "../log.js";
+import { type LogLevel, writableFields } from "../log.js";
 import type { LogLine } from "../store/tick/history.js";
 import { boundedJson } from "./output-json.js";
 
@@ -44,29 +44,12 @@ const messageText = (msg: unknown): string => {
 };
 
 /** The fields as the ring keeps them, or why not: the walk stops at the ring's whole budget. */
-const keptFields = (fields: Record<string, unknown>): Record<string, unknown> | "too_large" | undefined => {
+const keptFields = (fields: Record<string, unknown>, again = false): Record<string, unknown> | "too_large" | undefined => {
   const copy = boundedJson(fields, MAX_LOG_BYTES);
-  if (!copy.ok) return copy.why === "too_large" ? "too_large" : writableFields(fields);
+  // A field that cannot be written costs only itself (a getter that throws once in two, all of them).
+  if (!copy.ok) return copy.why === "too_large" ? "too_large" : again ? { fieldsDropped: true } : keptFields(writableFields(fields), true);
   const v = copy.value;
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-};
-
-/** One field that cannot be written (a getter or toJSON that throws, at any depth) costs only itself. */
-const writableFields = (fields: Record<string, unknown>): Record<string, unknown> => {
-  const kept: Record<string, unknown> = {};
-  try {
-    for (const key of Object.keys(fields)) {
-      try {
-        const one = boundedJson(fields[key], MAX_LOG_BYTES);
-        if (one.ok) kept[key] = one.value;
-      } catch {
-        // A getter that throws: the field is dropped.
-      }
-    }
-  } catch {
-    // A Proxy whose keys throw: every field is dropped.
-  }
-  return { ...kept, fieldsDropped: true };
 };
 
 /**

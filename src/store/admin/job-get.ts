@@ -66,9 +66,8 @@ export const getJob = async (db: Db, t: Tables, id: string, withPayload = true, 
 /**
  * A queued, due job with limits: its keys and the state of the buckets it counts in, read in the
  * same statement, so the view can say which limit it waits on. A concurrency bucket's count is its
- * running jobs (as the admission counts them); a rate bucket's starts are in its flow row. A key stored
- * under a scope whose period has changed since counts in the current scope's bucket ($3: the rate scopes
- * in code), as the admission counts it.
+ * running jobs (as the admission counts them); a rate bucket's starts are in its flow row, read for the
+ * rate scopes in code ($3), a key stored under another period of a scope (its periodMs changed) included.
  */
 const flowState = (t: Tables, q: string) => {
   const cbucket = `'c:' || ${q}.job_name || ':' || coalesce(${q}.concurrency_key, '')`;
@@ -79,9 +78,6 @@ const flowState = (t: Tables, q: string) => {
                  SELECT 1 FROM ${t.queue} r WHERE r.status = 'running' AND r.flow_bucket = ${cbucket}) c), 'starts', '[]'::jsonb) AS state
         UNION ALL
         SELECT f.bucket, jsonb_build_object('running', 0, 'starts', to_jsonb(f.starts)) FROM ${t.flow} f
-        WHERE f.bucket IN (
-          SELECT 'r:' || e.key || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e
-          UNION ALL
-          SELECT 'r:' || s.scope || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e
-          JOIN jsonb_array_elements_text($3::jsonb) s(scope) ON s.scope <> e.key AND regexp_replace(s.scope, '[^:]*$', '') = regexp_replace(e.key, '[^:]*$', ''))) b)) END`;
+        WHERE f.bucket IN (SELECT 'r:' || s.scope || ':' || e.value FROM jsonb_each_text(coalesce(${q}.rate_keys, '{}')) e
+          JOIN jsonb_array_elements_text($3::jsonb) s(scope) ON regexp_replace(s.scope, '[^:]*$', '') = regexp_replace(e.key, '[^:]*$', ''))) b)) END`;
 };

@@ -270,6 +270,10 @@ describe("definitions and keys", () => {
     expect(() => defineJob({ ...base, concurrency: { limit: 0 } })).toThrow("job bad: concurrency.limit must be an integer from 1 to 100000");
     expect(() => defineJob({ ...base, rateLimit: { limit: 1, periodMs: 0 } })).toThrow("job bad: rateLimit.periodMs must be");
     expect(() => defineJob({ ...base, rateLimit: [{ limit: 1, periodMs: 10 }, { limit: 0.5, periodMs: 10 }] })).toThrow("rateLimit[1].limit");
+    // A misspelt field: before, taken silently (no key: every job in one bucket; no group: no limit shared).
+    expect(() => defineJob({ ...base, concurrency: { limit: 1, keys: () => "t" } as never })).toThrow("job bad: concurrency has no field keys (it takes limit, key)");
+    expect(() => defineJob({ ...base, rateLimit: { limit: 1, periodMs: 10, grop: "g" } as never })).toThrow("job bad: rateLimit has no field grop (it takes limit, periodMs, key, group)");
+    expect(() => defineJob({ ...base, rateLimit: [{ limit: 1, periodMs: 10 }, { limit: 1, periodMs: 20, period: 5 }] as never })).toThrow("rateLimit[1] has no field period");
   });
 
   it("a key function that throws or returns no string is invalid_options, and stores nothing", async () => {

@@ -14,8 +14,13 @@ export const checkFlowLimits = (job: string, concurrency: ConcurrencyLimit<never
   const bad = (field: string, want: string) => {
     throw new TypeError(`job ${job}: ${field} must be ${want}`);
   };
+  // A misspelt field would be taken silently: no key (every job in one bucket), no group (no limit shared).
+  const only = (at: string, value: object, fields: readonly string[]) => {
+    for (const k of Object.keys(value)) if (!fields.includes(k)) throw new TypeError(`job ${job}: ${at} has no field ${k} (it takes ${fields.join(", ")})`);
+  };
   if (concurrency !== undefined) {
     if (typeof concurrency !== "object" || concurrency === null) bad("concurrency", "{ limit, key? }");
+    only("concurrency", concurrency, ["limit", "key"]);
     if (!positiveInt(concurrency.limit, MAX_CONCURRENCY_LIMIT)) bad("concurrency.limit", `an integer from 1 to ${MAX_CONCURRENCY_LIMIT}`);
     if (concurrency.key !== undefined && typeof concurrency.key !== "function") bad("concurrency.key", "a function of the payload");
   }
@@ -23,6 +28,7 @@ export const checkFlowLimits = (job: string, concurrency: ConcurrencyLimit<never
   rates.forEach((r, i) => {
     const at = Array.isArray(rate) ? `rateLimit[${i}]` : "rateLimit";
     if (typeof r !== "object" || r === null) bad(at, "{ limit, periodMs, key?, group? }");
+    only(at, r, ["limit", "periodMs", "key", "group"]);
     if (!positiveInt(r.limit, MAX_RATE_LIMIT)) bad(`${at}.limit`, `an integer from 1 to ${MAX_RATE_LIMIT}`);
     if (!positiveInt(r.periodMs, MAX_PERIOD_MS)) bad(`${at}.periodMs`, "a whole number of milliseconds from 1 to 24 hours");
     if (r.key !== undefined && typeof r.key !== "function") bad(`${at}.key`, "a function of the payload");

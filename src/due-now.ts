@@ -15,6 +15,6 @@ export interface DueOptions {
 const dueNow = (item: DueOptions): boolean =>
   item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
 
-/** Whether an enqueue stored at least one new job (not a duplicate, not a debounce) that is due now. */
-export const storedDueNow = (items: readonly DueOptions[], results: ReadonlyArray<{ readonly deduplicated: boolean; readonly debounced?: boolean }>): boolean =>
-  results.some((r, i) => !r.deduplicated && !r.debounced && dueNow(items[i]!));
+/** Whether an enqueue stored a job due now: a new one, or a queued one a debounce made due now (not a duplicate). */
+export const storedDueNow = (items: readonly DueOptions[], results: ReadonlyArray<{ readonly deduplicated: boolean }>): boolean =>
+  results.some((r, i) => !r.deduplicated && dueNow(items[i]!));

@@ -129,6 +129,19 @@ describe("POST /api/jobs", () => {
     expect(await count()).toBe(2);
   });
 
+  it("kicks for a debounce that makes the queued job due now, and not for one that moves it later", async () => {
+    await reset();
+    const send = (delayMs: number) => call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, debounce: { key: "k", delayMs } } });
+    expect((await send(60_000)).status).toBe(201);
+    const moved = await send(60_000);
+    expect(moved.body).toMatchObject({ debounced: true });
+    // Before: a debounce was never due now, so a running tick was not woken and no tick was kicked for it.
+    const now = await send(0);
+    expect(now.body).toMatchObject({ id: moved.body.id, debounced: true });
+    expect(kicks.map((k) => k.dueNow)).toEqual([false, false, true]);
+    expect(await count()).toBe(1);
+  });
+
   it("enqueues a batch in one statement; one bad item stores nothing and the error names its index", async () => {
     await reset();
     const ok = await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "a@b.co" } }, { job: "ns:echo/v1.x_y", payload: { text: "t" } }] });

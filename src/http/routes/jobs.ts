@@ -72,7 +72,8 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
     const items = (batch ? body : [body]).map((raw, index) => toItem(raw, batch ? { index } : {}));
     if (header !== undefined) items[0] = { ...items[0]!, idempotencyKey: idempotencyKeyOf(c, items[0]!.idempotencyKey) };
     const results = await (await jobsOf(c)).enqueueUnchecked(items, { batch });
-    const fresh = results.flatMap((res) => (res.deduplicated || res.debounced ? [] : [res.id]));
+    // New jobs and those a debounce rewrote (their time may now be due); a duplicate changed nothing.
+    const fresh = results.flatMap((res) => (res.deduplicated ? [] : [res.id]));
     await notifyEnqueued(config, c, fresh, storedDueNow(items, results));
     const status = fresh.length > 0 ? 201 : 200;
     const shape = (res: (typeof results)[number]) => ({ id: res.id, deduplicated: res.deduplicated, ...(res.debounced !== undefined ? { debounced: res.debounced } : {}) });

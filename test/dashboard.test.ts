@@ -598,5 +598,45 @@ describe("dashboard schedules", () => {
     expect(refused.status).toBe(404);
     expect(cards(text)).toHaveLength(50);
     expect(text).not.toContain("cursor=bad");
+    expect(dataUrl(text)).toBe("/dashboard/schedules");
+    // Refused on page 2, the page refreshes page 2 (it said the first page's address: its live poll swapped page 1 in).
+    const gone = await manyApp.request(`${ORIGIN}/dashboard/schedules/removed/pause?cursor=${next}`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", cookie },
+      body: form({ _csrf: csrf }),
+    });
+    const goneText = await gone.text();
+    expect([gone.status, cards(goneText)[0], dataUrl(goneText)]).toEqual([404, "s50", `/dashboard/schedules?cursor=${next}`]);
+  });
+});
+
+const dataUrl = (html: string) => /<main id="main" data-url="([^"]*)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+
+describe("a refused action's page refreshes the page it was taken on", () => {
+  it("a job that is gone: its own address (its live poll fetched the action's, a 404, and said the page was out of date)", async () => {
+    const { cookie, csrf } = await login();
+    const id = crypto.randomUUID();
+    for (const verb of ["cancel", "run"]) {
+      const res = await post(`/dashboard/jobs/${id}/${verb}`, { _csrf: csrf }, { cookie });
+      expect(res.status).toBe(404);
+      expect(dataUrl(await res.text())).toBe(`/dashboard/jobs/${id}`);
+    }
+  });
+
+  it("a filtered list of dead letters: the filter kept through a refused selection (it came back as the whole list)", async () => {
+    const { cookie, csrf } = await login();
+    const list = await (await app.request(`${ORIGIN}/dashboard/dead-letters?job=note&reason=exhausted`, { headers: { cookie } })).text();
+    expect(dataUrl(list)).toBe("/dashboard/dead-letters?job=note&reason=exhausted");
+    const refused = await post("/dashboard/dead-letters/replay?job=note&reason=exhausted", { _csrf: csrf }, { cookie });
+    const text = await refused.text();
+    expect(refused.status).toBe(400);
+    expect(text).toContain("Select at least one dead letter to replay.");
+    expect(dataUrl(text)).toBe("/dashboard/dead-letters?job=note&reason=exhausted");
+    expect(text).toMatch(/<option value="note" selected="">/);
+    // The selection's actions carry the filter, so a refused one comes back to it.
+    await makeDead({ text: "kept" }, "note");
+    const filtered = await (await app.request(`${ORIGIN}/dashboard/dead-letters?job=note`, { headers: { cookie } })).text();
+    expect(filtered).toContain('action="/dashboard/dead-letters/replay?job=note"');
+    expect(filtered).toContain('formaction="/dashboard/dead-letters/discard?job=note"');
   });
 });

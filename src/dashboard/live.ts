@@ -1,7 +1,7 @@
 /**
  * The page's only script, served as `live.js` (so the CSP can say script-src 'self'). Every `ms`
  * it fetches the page it is on again (a page shown as a form's answer first takes its own address,
- * `data-url`, so it is not the action that is fetched) and swaps in each `[data-live]` region by id: the server
+ * `data-url` with the query that says which page of what, so it is not the action that is fetched) and swaps in each `[data-live]` region by id: the server
  * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
  * the session is gone (a redirect to the login), marking the page `data-ended`. A failed answer, or
@@ -11,7 +11,7 @@
  */
 const SOURCE = `(()=>{
 const u=document.querySelector("main[data-url]")?.dataset.url;
-if(u&&location.pathname!=u)history.replaceState(null,"",u);
+if(u&&location.pathname!=u.split("?")[0])history.replaceState(null,"",u);
 if(!document.querySelector("[data-live]"))return;
 let t,busy;
 const poll=async()=>{

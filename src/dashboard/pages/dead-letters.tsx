@@ -29,8 +29,10 @@ export const DeadList: FC<{
   notice?: string;
 }> = ({ base, csrf, names, filter, page, error, notice }) => {
   const described = [filter.job ? `job ${filter.job}` : "", filter.reason ? `reason ${filter.reason}` : ""].filter(Boolean).join(", ");
+  // The list as filtered: its actions come back to it, and a refused one's page refreshes it, not the whole list.
+  const here = qs({ job: filter.job, reason: filter.reason, cursor: filter.cursor });
   return (
-    <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error} canonical={`${base}/dead-letters`}>
+    <Page title="Dead letters" base={base} section="dead" csrf={csrf} notice={notice} alert={error} canonical={`${base}/dead-letters${here}`}>
       <form class="filters" method="get" action={`${base}/dead-letters`} role="search" aria-label="Filter dead letters">
         <FilterSelect id="f-job" name="job" label="Job" any="All jobs" values={names} selected={filter.job} />
         <FilterSelect id="f-reason" name="reason" label="Reason" any="Any reason" values={REASONS} selected={filter.reason} />
@@ -40,12 +42,12 @@ export const DeadList: FC<{
         {page && page.items.length > 0 ? (
           <>
             {/* The checkboxes below belong to this form through their form attribute; each row's own buttons are separate forms. */}
-            <form id="selection" method="post" action={`${base}/dead-letters/replay`} class="actions">
+            <form id="selection" method="post" action={`${base}/dead-letters/replay${here}`} class="actions">
               <Csrf token={csrf} />
               <button type="submit" class="primary">
                 Replay selected
               </button>
-              <button type="submit" class="danger" formaction={`${base}/dead-letters/discard`}>
+              <button type="submit" class="danger" formaction={`${base}/dead-letters/discard${here}`}>
                 Discard selected
               </button>
             </form>
@@ -73,7 +75,7 @@ export const DeadList: FC<{
                 </form>,
               ])}
             />
-            <form method="post" action={`${base}/dead-letters/replay-all`} class="actions">
+            <form method="post" action={`${base}/dead-letters/replay-all${here}`} class="actions">
               <Csrf token={csrf} />
               <input type="hidden" name="job" value={filter.job ?? ""} />
               <input type="hidden" name="reason" value={filter.reason ?? ""} />

@@ -123,7 +123,7 @@ export const JobDetail: FC<{ base: string; csrf: string; job: JobView; live?: bo
 );
 
 export const JobNotFound: FC<{ base: string; csrf: string; id: string }> = ({ base, csrf, id }) => (
-  <Page title="Job" base={base} section="jobs" csrf={csrf}>
+  <Page title="Job" base={base} section="jobs" csrf={csrf} canonical={`${base}/jobs/${encodeURIComponent(id)}`}>
     <JobGone id={id} />
     <p>
       <a href={`${base}/jobs`}>Back to the list</a>

@@ -34,7 +34,7 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
   const act = (s: ScheduleInfo, verb: string) => `${base}/schedules/${encodeURIComponent(s.name)}/${verb}${qs({ cursor })}`;
   const schedules = page?.items ?? [];
   return (
-  <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert} canonical={`${base}/schedules`}>
+  <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert} canonical={link(cursor)}>
     <Live id="schedules">
       {!page ? null : schedules.length === 0 ? (
         <p class="muted">{cursor ? "No schedules on this page." : "This deployment defines no schedules (pass `schedules` to createJobs)."}</p>

@@ -42,6 +42,23 @@ describe("tick stops", () => {
     expect(jobs.logs.filter((e) => /requeueing running jobs/.test(e.msg))).toEqual([expect.objectContaining({ level: "warn", msg: "tick stopped: requeueing running jobs", jobIds: [id] })]);
   });
 
+  it("gives a stopped run its attempt back: at its last attempt it goes back to the queue, not to the dead letters", async () => {
+    const wait = defineJob({ name: "last-attempt", schema: z.object({}), maxAttempts: 1, handler: () => sleep(1_000) });
+    const jobs = await h.isolated([wait]);
+    const { id } = await jobs.enqueue("last-attempt", {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    // Before: a dead letter (reason deadline, 1 of 1 attempts), though a Ctrl-C said it was requeued.
+    expect(await jobs.tick({ budgetMs: 30_000, signal: controller.signal })).toMatchObject({ requeued: 1, deadLettered: 0, requeuedIds: [id] });
+    expect(await h.rows(`SELECT status, attempt, last_error FROM ${jobs.tables.queue}`)).toEqual([
+      { status: "queued", attempt: 0, last_error: "the tick was stopped (a shutdown) before the run finished; requeued" },
+    ]);
+    // The run is in the history as the attempt it was; the job then runs, its one attempt unspent.
+    expect(await h.rows(`SELECT outcome, attempt FROM ${jobs.tables.runs} WHERE job_id = $1`, [id])).toEqual([{ outcome: "requeued", attempt: 1 }]);
+    expect(jobs.logs.filter((e) => e.msg === "job requeued at the deadline")).toEqual([]);
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+  });
+
   it("claims nothing when the caller's signal was aborted before it started (no attempt spent)", async () => {
     let ran = 0;
     const job = defineJob({ name: "pre-aborted", schema: z.object({}), maxAttempts: 1, handler: () => void ran++ });

@@ -133,7 +133,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
 
   /** Takes in what a statement did: logs per job, the slot, the runs it claimed, the ticks it asked for. */
   const absorb = (input: StepInput, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult, taken?: Carried) => {
-    logStep(logger, settlements, requeue, result);
+    logStep(logger, settlements, requeue, result, input.cutShort);
     watch?.applied(settlements, requeue, result);
     if (result.tick) {
       tickRow = result.tick;

@@ -1,4 +1,5 @@
 import type { Logger } from "../log.js";
+import type { CutShort } from "../store/tick/requeue.js";
 import type { StepResult } from "../store/tick/step.js";
 import type { Run } from "./run.js";
 import { operation, type Settlement } from "./settlement.js";
@@ -11,7 +12,7 @@ const fields = (run: Run) => ({
  * One log line per job a step touched (what it became, or `lease lost` for a
  * write the fence refused), from the step's per-id results.
  */
-export const logStep = (logger: Logger, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult): void => {
+export const logStep = (logger: Logger, settlements: readonly Settlement[], requeue: readonly Run[], result: StepResult, why?: CutShort): void => {
   const applied = new Set([...result.completed, ...result.retried, ...result.deadLettered, ...result.requeued, ...result.requeueExhausted]);
   for (const s of settlements) {
     const f = { ...fields(s.run), durationMs: s.item.durationMs };
@@ -25,7 +26,9 @@ export const logStep = (logger: Logger, settlements: readonly Settlement[], requ
   for (const id of result.requeued) {
     const run = byId.get(id)!;
     // A claim that came back after the deadline never ran: no alert.
-    if (run.started) logger.log("error", "job requeued at the deadline", { ...fields(run), outcome: "requeued" });
+    // A stop on purpose (a Ctrl-C, a shutdown) is no failure: its runs go back with their attempts.
+    if (run.started && why === "stopped") logger.log("warn", "job requeued: the tick was stopped", { ...fields(run), outcome: "requeued" });
+    else if (run.started) logger.log("error", "job requeued at the deadline", { ...fields(run), outcome: "requeued" });
     else logger.log("debug", "claimed after the deadline: back to the queue unstarted", fields(run));
   }
   for (const id of result.requeueExhausted) {

@@ -213,6 +213,13 @@ describe("npm run dev", () => {
     expect(pgTaken.code).toBe(1);
     expect(pgTaken.stderr).toContain(`DEV_PG_PORT ${port} is in use`);
     expect(existsSync(join(fresh, "pg"))).toBe(false);
+    // A HOST that is no address of this machine: named as the setting (it was "cannot connect to the database").
+    for (const host of ["nonexistent.invalid", "10.9.8.7"]) {
+      const badHost = await attempt({ DEV_DIR: fresh, PORT: String(await freePort()), HOST: host });
+      expect(badHost.code).toBe(1);
+      expect(badHost.stderr).toContain(`HOST ${host} is not an address of this machine`);
+      expect(existsSync(join(fresh, "pg"))).toBe(false);
+    }
     rmSync(fresh, { recursive: true, force: true });
     expect((await fetch(`${base}/api/health`)).status).toBe(200);
     expect(first.child.exitCode).toBeNull();

@@ -58,7 +58,14 @@ const config = (name: string, message: string) => new JobsError("invalid_config"
 const listen = (server: Server, port: number, host: string, name = "PORT"): Promise<number> =>
   new Promise((done, fail) => {
     server.once("error", (e: NodeJS.ErrnoException) =>
-      fail(e.code === "EADDRINUSE" ? config(name, `${port} is in use: stop what listens there or set ${name} to another port`) : e),
+      fail(
+        e.code === "EADDRINUSE"
+          ? config(name, `${port} is in use: stop what listens there or set ${name} to another port`)
+          : // A HOST that names no address of this machine (not found, or not its own): said as the setting's fault, not the database's.
+            e.code === "ENOTFOUND" || e.code === "EAI_AGAIN" || e.code === "EADDRNOTAVAIL"
+            ? config("HOST", `${host} is not an address of this machine (${e.code}): set HOST to one, such as 127.0.0.1 or 0.0.0.0`)
+            : e,
+      ),
     );
     server.listen(port, host, () => {
       const address = server.address();

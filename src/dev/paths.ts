@@ -16,6 +16,8 @@ export const devPaths = (env: Env, cwd: string) => {
     secrets: join(dir, "secrets.json"),
     /** Written while the dev server runs, so the CLI can find its database. */
     server: join(dir, "server.json"),
+    /** Written before the jobs module's seed runs on fresh tables, removed once it has: a seed that failed runs at the next start. */
+    seedPending: join(dir, "seed-pending"),
   };
 };
 

@@ -1,7 +1,7 @@
 // `npm run dev`: PostgreSQL, migrations, the API and the dashboard on one port,
 // and a local cron that ticks, all in one process that Ctrl-C stops cleanly.
 import { setMaxListeners } from "node:events";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
@@ -138,9 +138,15 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     const applied = await jobs.migrate();
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied.join(",") });
     await mod.setup?.(jobs.db);
-    // Fresh tables: give a new user one job of each kind to watch.
-    if (applied.includes(1) && mod.seed && read(env, "DEV_SEED") !== false) {
-      await mod.seed(jobs);
+    // Fresh tables (or a seed that failed at an earlier start): give a new user one job of each kind to watch.
+    if ((applied.includes(1) || existsSync(paths.seedPending)) && mod.seed && read(env, "DEV_SEED") !== false) {
+      writeFileSync(paths.seedPending, "");
+      try {
+        await mod.seed(jobs);
+      } catch (e) {
+        throw new JobsError("invalid_config", `the jobs module's seed(jobs) failed (it runs again at the next start): ${oneLine(e)}`);
+      }
+      rmSync(paths.seedPending, { force: true });
       logger.log("info", "example jobs enqueued", { module: modulePath });
     }
 

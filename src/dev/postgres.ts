@@ -58,6 +58,8 @@ const initdb = async (programs: PostgresPrograms, data: string, user: PostgresUs
     if (user) chownSync(pwfile, user.uid, user.gid);
     await run(programs.initdb, [`--pgdata=${data}`, "--auth=password", `--username=${USER}`, `--pwfile=${pwfile}`, "--lc-messages=C"], {
       ...(user ? { uid: user.uid, gid: user.gid } : {}),
+      // A process group of its own: a Ctrl-C in the terminal during a first start killed it (the caller stops once started).
+      detached: true,
       cwd: dirname(data),
       env: { ...process.env, ...LOCALE },
     });

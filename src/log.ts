@@ -8,14 +8,16 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** JSON.stringify that cannot throw on a field: bigints as strings, a repeated object as "[circular]". */
+/** JSON.stringify that cannot throw on a field: bigints as strings, an object inside itself as "[circular]". */
 const lineJson = (line: Record<string, unknown>): string => {
-  const seen = new WeakSet<object>();
-  return JSON.stringify(line, (_key, value: unknown) => {
+  // The objects from the root down to the value: one met twice elsewhere (a shared one) is written twice.
+  const path: unknown[] = [];
+  return JSON.stringify(line, function (this: unknown, _key, value: unknown) {
     if (typeof value === "bigint") return value.toString();
     if (typeof value === "object" && value !== null) {
-      if (seen.has(value)) return "[circular]";
-      seen.add(value);
+      while (path.length > 0 && path[path.length - 1] !== this) path.pop();
+      if (path.includes(value)) return "[circular]";
+      path.push(value);
     }
     return value;
   });

@@ -26,6 +26,14 @@ describe("ctx.log", () => {
     expect(line).toMatchObject({ level: "info", msg: "odd fields", n: "10", cyclic: { a: 1, self: "[circular]" } });
   });
 
+  it("writes an object met twice but not inside itself in full both times (it was written as a cycle)", async () => {
+    const lines: string[] = [];
+    const user = { id: 7 };
+    await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "shared", { from: user, to: user, pair: [user, user] }));
+    const line = JSON.parse(lines.find((l) => l.includes('"shared"'))!);
+    expect(line).toMatchObject({ from: { id: 7 }, to: { id: 7 }, pair: [{ id: 7 }, { id: 7 }] });
+  });
+
   it("drops fields whose getter throws, and survives a logger that throws", async () => {
     const lines: string[] = [];
     const hostile = Object.defineProperty({ kept: "yes", big: 10n }, "boom", { enumerable: true, get: () => { throw new Error("getter"); } });

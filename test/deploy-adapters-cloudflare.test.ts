@@ -18,7 +18,8 @@ describe("the worker bundle", () => {
     const code = readFileSync(build.scriptPath, "utf8");
     expect(code).not.toContain("CREATE TABLE {{prefix}}queue");
     expect(code).toContain("migrations do not run inside a Cloudflare Worker");
-  });
+    // The build compiles the package first (about 12 s alone; on a busy machine more than twice that).
+  }, 120_000);
 });
 
 adapterSuite("cloudflare", cloudflare);

@@ -33,6 +33,23 @@ describe("fan-out at its edges", () => {
     expect(await jobs.tick({ budgetMs: 800 })).toMatchObject({ capped: false });
   }, 20_000);
 
+  it("a start still unanswered when the tick ends has its slot freed, while the tick can (its failure came after the connection closed)", async () => {
+    const jobs = await h.isolated([slow], { maxTicks: 4, concurrency: 2 });
+    const prefix = jobs.settings.tablePrefix;
+    await jobs.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ job: "slow" as const, payload: { n } })));
+    const asked: Handoff[] = [];
+    // A tick endpoint that takes the request and never answers.
+    const spawn = (hs: readonly Handoff[]) => (asked.push(...hs), new Promise<never>(() => {}));
+    const report = await jobs.tick({ budgetMs: 2_500, claimCutoffMs: 500, spawn });
+    expect(report.spawned).toBeGreaterThan(0);
+    expect(jobs.logs.find((e) => e.msg === "a started tick did not answer: its reserved slot is freed")).toMatchObject({ level: "warn", slots: expect.any(Array) });
+    // Before: every slot stayed reserved for 30 s, and the next cron tick came back capped.
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${prefix}ticks WHERE reserved OR expires_at > now()`)).toEqual([{ n: 0 }]);
+    expect(await jobs.tick({ budgetMs: 800 })).toMatchObject({ capped: false });
+    // A started tick that comes after all takes a free slot as any tick does.
+    expect(await jobs.tick({ budgetMs: 800, handoff: asked[0]! })).toMatchObject({ capped: false });
+  }, 20_000);
+
   it("counts neither jobs held back by a limit nor those the tick's own free slots will take", async () => {
     const limited = defineJob({ name: "limited", schema: z.object({ n: z.number() }), concurrency: { limit: 1 }, handler: () => sleep(300) });
     const jobs = await h.isolated([limited, quick], { maxTicks: 4, concurrency: 4 });

@@ -21,7 +21,9 @@ export class FanOutPacer {
   spawned = 0;
   private lastAt = Number.NEGATIVE_INFINITY;
   private failed = false;
-  private readonly answers = new Set<Promise<void>>();
+  private readonly answers = new Map<Promise<void>, Handoff>();
+  /** Starts whose slots were freed unanswered, at the tick's end. */
+  private readonly freed = new Set<Handoff>();
 
   constructor(
     private readonly start: Start | undefined,
@@ -61,21 +63,32 @@ export class FanOutPacer {
       }
       if (!started) continue;
       const answer = started.then(() => undefined, (error: unknown) => this.failedToStart(handoff, error));
-      this.answers.add(answer);
+      this.answers.set(answer, handoff);
       void answer.finally(() => this.answers.delete(answer));
     }
   }
 
-  /** Waits up to `ms` for the answers to the starts still out (a refused one then frees its slot while the tick can). */
+  /**
+   * Waits up to `ms` for the answers to the starts still out (a refused one then frees its slot while the tick can).
+   * A start still unanswered then has its slot freed too: its failure would come after the tick's connection closed,
+   * and the slot would wait out its reservation. A tick it did start takes any free slot.
+   */
   async answered(ms: number): Promise<void> {
     if (this.answers.size === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.allSettled([...this.answers]), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+    await Promise.race([Promise.allSettled([...this.answers.keys()]), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
     clearTimeout(timer);
+    const unanswered = [...this.answers.values()];
+    if (unanswered.length === 0) return;
+    this.answers.clear();
+    for (const h of unanswered) this.freed.add(h);
+    this.logger.log("warn", "a started tick did not answer: its reserved slot is freed", { slots: unanswered.map((h) => h.slot) });
+    await Promise.allSettled(unanswered.map((h) => this.release(h)));
   }
 
   private async failedToStart(handoff: Handoff, error: unknown): Promise<void> {
     this.failed = true;
+    if (this.freed.has(handoff)) return;
     this.logger.log("warn", "starting a tick failed: its reserved slot is freed, and this tick starts no more", { slot: handoff.slot, error: errorText(error) });
     try {
       await this.release(handoff);

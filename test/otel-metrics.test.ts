@@ -2,7 +2,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { AggregationTemporality, type DataPoint, type Histogram, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createJobs, defineJob, silentLogger } from "../src/index.js";
+import type { Meter } from "@opentelemetry/api";
+import { createJobs, defineJob, memoryLogger, silentLogger } from "../src/index.js";
 import { openTelemetry } from "../src/otel/index.js";
 import { harness } from "./support/harness.js";
 
@@ -85,6 +86,35 @@ describe("a broken span processor", () => {
     expect(statuses).toContain("an object");
     // An error whose name cannot be read still ends its span (it was left open, and lost).
     expect(statuses).toContain("[an error that could not be read]");
+  });
+});
+
+describe("a broken meter", () => {
+  /** A meter whose counter's add throws, or whose createCounter does; its other instruments record nothing. */
+  const meterThat = (breaks: "add" | "create"): Meter => {
+    const instrument = { add: () => { if (breaks === "add") throw new Error("meter add broke"); }, record: () => {} };
+    const observable = { addCallback() {}, removeCallback() {} };
+    return {
+      createCounter: () => { if (breaks === "create") throw new Error("meter create broke"); return instrument; },
+      createHistogram: () => instrument, createGauge: () => instrument, createUpDownCounter: () => instrument,
+      createObservableGauge: () => observable, createObservableCounter: () => observable, createObservableUpDownCounter: () => observable,
+      addBatchObservableCallback() {}, removeBatchObservableCallback() {},
+    } as unknown as Meter;
+  };
+
+  it.each(["add", "create"] as const)("costs the metrics only (its %s throws): the tick's and the run's spans end, and the failure is logged", async (breaks) => {
+    const ended = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(ended)] });
+    const ok = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
+    const logger = memoryLogger();
+    const jobs = createJobs({ db: h.main, jobs: [ok], settings: { tablePrefix: `m_${breaks}_` }, logger, observer: openTelemetry({ tracerProvider: provider, meter: meterThat(breaks) }) });
+    await jobs.migrate();
+    await jobs.enqueue("ok", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ succeeded: 1 });
+    // Before: a throwing add left the run's span open (lost), a throwing createCounter made no span at all.
+    expect(ended.getFinishedSpans().map((s) => s.name).sort()).toEqual(["pgtick.run ok", "pgtick.tick"]);
+    expect(ended.getFinishedSpans().find((s) => s.name === "pgtick.run ok")!.attributes).toMatchObject({ "pgtick.run.outcome": "succeeded" });
+    expect(logger.entries.some((e) => e.level === "warn" && JSON.stringify(e).includes(`meter ${breaks} broke`))).toBe(true);
   });
 });
 

@@ -100,21 +100,40 @@ const runObservation = (tracer: Tracer, instruments: Instruments, parent: Contex
   return {
     within: (fn) => context.with(own, fn),
     end(result: RunEnd) {
-      // The metrics first: a span processor that throws (a broken exporter) must not lose them too.
-      instruments.run(queue, run.jobName, result);
-      span.setAttributes({ [ATTR.outcome]: result.outcome, [ATTR.durationMs]: result.durationMs, ...(result.reason ? { [ATTR.deadReason]: result.reason } : {}) });
+      // The metrics first: a span processor that throws (a broken exporter) must not lose them too; nor a
+      // meter that throws the span (said after the span has ended).
+      const metric = attempt(() => instruments.run(queue, run.jobName, result));
       try {
+        span.setAttributes({ [ATTR.outcome]: result.outcome, [ATTR.durationMs]: result.durationMs, ...(result.reason ? { [ATTR.deadReason]: result.reason } : {}) });
         if (result.outcome === "lease_lost") fail(span, result.error, "lease lost: another tick took the job over, or the settlement was not written");
         else if (result.outcome === "retried") fail(span, result.error, "the attempt failed; it will be retried");
         else if (result.outcome === "dead_lettered") fail(span, result.error, `dead-lettered (${result.reason ?? "failed"})`);
       } finally {
         span.end();
       }
+      metric.rethrow();
     },
   };
 };
 
-const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInfo): TickObservation => {
+/** What `fn` threw, held to be thrown once the spans it must not lose have ended. */
+const attempt = (fn: () => void): { rethrow(): void } => {
+  try {
+    fn();
+    return { rethrow() {} };
+  } catch (error) {
+    return {
+      rethrow() {
+        throw error;
+      },
+    };
+  }
+};
+
+/** Instruments that record nothing: the meter could not make them (its failure is said when the tick ends). */
+const NO_INSTRUMENTS: Instruments = { run() {}, queue() {} };
+
+const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInfo, broken = attempt(() => {})): TickObservation => {
   const parent = context.active();
   const span = tracer.startSpan(SPAN_TICK, {
     kind: SpanKind.INTERNAL,
@@ -125,10 +144,15 @@ const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInf
     within: (fn) => context.with(own, fn),
     run: (run) => runObservation(tracer, instruments, own, info.queue, run),
     end(report, error) {
-      if (report) span.setAttributes(reportAttributes(report));
-      if (report?.queue) instruments.queue(info.queue, report.queue);
-      if (error !== undefined) fail(span, error, "the tick failed");
-      span.end();
+      const metric = attempt(() => report?.queue && instruments.queue(info.queue, report.queue));
+      try {
+        if (report) span.setAttributes(reportAttributes(report));
+        if (error !== undefined) fail(span, error, "the tick failed");
+      } finally {
+        span.end();
+      }
+      metric.rethrow();
+      broken.rethrow();
     },
   };
 };
@@ -144,8 +168,10 @@ export const openTelemetry = (options: OpenTelemetryOptions = {}): Observer => (
   traceparent: () => formatTraceparent(trace.getSpanContext(context.active())),
   tick(info) {
     const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
-    const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
-    return tickObservation(tracer, instrumentsFor(meter), info);
+    // A meter that cannot make its instruments costs the metrics, not the spans.
+    let instruments = NO_INSTRUMENTS;
+    const made = attempt(() => (instruments = instrumentsFor(options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE))));
+    return tickObservation(tracer, instruments, info, made);
   },
   async flush() {
     const providers = [delegateOf(options.tracerProvider ?? trace.getTracerProvider()), options.meterProvider ?? metrics.getMeterProvider()];

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createApp } from "../src/http/index.js";
 import { openApiDocument } from "../src/http/openapi.js";
 import { zodPayloadSchemas } from "../src/http/payload-schemas.js";
-import { type AnyJob, defineJob } from "../src/index.js";
+import { type AnyJob, defineJob, JobsError } from "../src/index.js";
 import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
 import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
 
@@ -210,6 +210,12 @@ describe("createApp options", () => {
     const closed = await unopenable("GET", "/api/health", { token: null });
     expect(closed.status).toBe(503);
     expect(closed.body.error.code).toBe("unavailable");
+    // A setting the deployment got wrong: unavailable too, but said as such (it said the database did not answer).
+    const said: string[] = [];
+    const misset = caller(createApp({ jobs: async () => { throw new JobsError("invalid_config", "JOBS_MAX_TICKS must be a whole number from 1 to 256"); }, env: {}, logger: { log: (_l, msg) => void said.push(msg) } }));
+    const wrong = await misset("GET", "/api/health", { token: null });
+    expect([wrong.status, wrong.body.error]).toEqual([503, { code: "unavailable", message: "the server is misconfigured; see its logs" }]);
+    expect(said).toEqual(["health check: misconfigured"]);
   });
 
   it("keeps an enqueue that succeeded when the onEnqueued hook throws", async () => {

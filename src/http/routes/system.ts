@@ -3,6 +3,7 @@ import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
 import { ApiError, errorResponse } from "../api-errors.js";
+import { isJobsError } from "../../errors.js";
 
 /**
  * The tick: CRON_SECRET only (checked by the route's auth). A platform runs it its own way
@@ -46,8 +47,10 @@ export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" |
       // Inside the try: a connection that cannot even be opened (DATABASE_URL unset) is "unavailable" too.
       return c.json(await (await jobsOf(c)).health());
     } catch (e) {
-      config.logger.log("error", "health check: database unreachable", { error: errorText(e) });
-      return errorResponse(c, "unavailable", "the database does not answer");
+      // Unavailable either way; but a setting the deployment got wrong is said as such, not as the database down.
+      const misconfigured = isJobsError(e) && e.code === "invalid_config";
+      config.logger.log("error", misconfigured ? "health check: misconfigured" : "health check: database unreachable", { error: errorText(e) });
+      return errorResponse(c, "unavailable", misconfigured ? "the server is misconfigured; see its logs" : "the database does not answer");
     }
   },
   tick,

@@ -26,10 +26,10 @@ const enqueue = { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "
 const ctx = { waitUntil: () => {}, passThroughOnException: () => {}, props: {} };
 
 describe("wrong kick settings", () => {
-  it("JOBS_KICK and JOBS_KICK_URL are read at each request, as the other settings are", async () => {
+  it("JOBS_KICK, JOBS_KICK_URL and JOBS_KICK_BUDGET are read at each request, as the other settings are", async () => {
     const env = (extra: Record<string, string>) => ({ DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off", ...extra });
     const answers: Array<[string, number, number]> = [];
-    const extras: Array<Record<string, string>> = [{}, { JOBS_KICK: "maybe" }, { JOBS_KICK_URL: "my-app.vercel.app/api/tick" }];
+    const extras: Array<Record<string, string>> = [{}, { JOBS_KICK: "maybe" }, { JOBS_KICK_URL: "my-app.vercel.app/api/tick" }, { JOBS_KICK_BUDGET: "0" }];
     for (const extra of extras) {
       const vercel = vercelApi({ jobs: [job] }, { env: env(extra) });
       const before = await queued();
@@ -54,6 +54,9 @@ describe("wrong kick settings", () => {
       ['worker {"JOBS_KICK":"maybe"}', 500, 0],
       ['vercel {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
       ['worker {"JOBS_KICK_URL":"my-app.vercel.app/api/tick"}', 500, 0],
+      // Before: 201, and every kick then failed in the background, the jobs waiting for the cron.
+      ['vercel {"JOBS_KICK_BUDGET":"0"}', 500, 0],
+      ['worker {"JOBS_KICK_BUDGET":"0"}', 500, 0],
     ]);
   });
 });

@@ -2,7 +2,7 @@
 // configuration and connection errors, and the real executable (the last tests). The admin
 // commands are in cli-admin.test.ts.
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -23,6 +23,12 @@ describe("help and usage", () => {
       expect(help.stdout).toContain(c);
     }
     expect(help.stdout).toContain("Exit codes:");
+    // The version, alone, as npm's package.json has it, with or without a command.
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    for (const args of [["--version"], ["tick", "--version"]]) {
+      const v = await cli(args);
+      expect([v.code, v.stdout, v.stderr]).toEqual([0, `pgtick ${version}\n`, ""]);
+    }
     const enqueue = await cli(["enqueue", "--help"]);
     expect(enqueue.code).toBe(0);
     expect(enqueue.stdout).toContain("Usage: pgtick enqueue <job> <json|-> [options]");

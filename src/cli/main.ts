@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import type { CommandSpec, OptionSpec, Values } from "./command.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
@@ -18,7 +19,12 @@ const GLOBAL: Record<string, OptionSpec & { short?: string }> = {
   json: { type: "boolean", description: "print JSON for scripts" },
   verbose: { type: "boolean", description: "debug logs, and stack traces on errors" },
   help: { type: "boolean", short: "h", description: "show help" },
+  version: { type: "boolean", description: "print pgtick's version" },
 };
+
+/** The installed package's version: package.json is two folders up from src/cli/ and from dist/cli/ alike. */
+const packageVersion = (): string =>
+  (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const EXIT_HELP =
   "Exit codes: 0 ok, 1 failed, 2 bad command line, 3 input refused (unknown job, invalid payload), 4 not found, " +
@@ -108,6 +114,7 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCo
   const loose = parseArgs({ args: [...argv], options: parseOptions(GLOBAL), strict: false, allowPositionals: true });
   const verbose = loose.values.verbose === true;
   const words = loose.positionals;
+  if (loose.values.version === true) return io.stdout(`pgtick ${packageVersion()}\n`), EXIT.ok;
   if (words.length === 0) {
     if (loose.values.help === true) return io.stdout(`${mainHelp()}\n`), EXIT.ok;
     io.stderr(`${mainHelp()}\n`);

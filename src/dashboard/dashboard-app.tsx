@@ -1,7 +1,8 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource hono/jsx */
 import { BodyCut } from "../body-limit.js";
-import { readForm, SESSION_FORM_BYTES } from "./form-body.js";
+import { LOGIN_FORM_BYTES, readForm, SESSION_FORM_BYTES } from "./form-body.js";
+import { drainBound, settleBody } from "../http/drain.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import type { Env } from "../settings/library.js";
@@ -82,6 +83,12 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     return c.html(<FailedPage base={base} title="Unavailable" message="The database did not answer, so this page could not be made." />, 503);
   });
   app.use("*", securityHeaders);
+  // As the API's (see drain.ts): a refused form's body is read off, or the answer closes the connection, so the
+  // next request a client sent on a kept-alive one is not cut off. Without a session, within what a login takes.
+  app.use("*", async (c, next) => {
+    await next();
+    if (!(await settleBody(c.req.raw, drainBound(c.var.session ? SESSION_FORM_BYTES : LOGIN_FORM_BYTES)))) c.header("Connection", "close");
+  });
   app.get("/style.css", (c) =>
     c.body(CSS, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=3600" }),
   );
@@ -111,6 +118,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       const url = new URL(c.req.url);
       return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
     }
+    // Before the form is read: a refused one is read off within a session's bound.
+    c.set("session", live.session);
     if (changing) {
       if (!originAllowed(c, auth.origins)) {
         return refuse(c, 403, "Refused", "This request came from another site (its Origin is not the dashboard's). Nothing was changed.");
@@ -122,7 +131,6 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
       }
       c.set("form", form);
     }
-    c.set("session", live.session);
     c.set("jobs", live.jobs);
     await next();
   });

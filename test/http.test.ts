@@ -134,11 +134,14 @@ describe("POST /api/jobs", () => {
     const send = (delayMs: number) => call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, debounce: { key: "k", delayMs } } });
     expect((await send(60_000)).status).toBe(201);
     const moved = await send(60_000);
-    expect(moved.body).toMatchObject({ debounced: true });
+    // Nothing new stored: 200, as for a duplicate (it answered 201, as if created).
+    expect([moved.status, moved.body]).toMatchObject([200, { deduplicated: false, debounced: true }]);
+    const batch = await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "a@b.co" }, debounce: { key: "k", delayMs: 60_000 } }] });
+    expect([batch.status, batch.body.items]).toMatchObject([200, [{ id: moved.body.id, debounced: true }]]);
     // Before: a debounce was never due now, so a running tick was not woken and no tick was kicked for it.
     const now = await send(0);
     expect(now.body).toMatchObject({ id: moved.body.id, debounced: true });
-    expect(kicks.map((k) => k.dueNow)).toEqual([false, false, true]);
+    expect(kicks.map((k) => k.dueNow)).toEqual([false, false, false, true]);
     expect(await count()).toBe(1);
   });
 

@@ -75,7 +75,8 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
     // New jobs and those a debounce rewrote (their time may now be due); a duplicate changed nothing.
     const fresh = results.flatMap((res) => (res.deduplicated ? [] : [res.id]));
     await notifyEnqueued(config, c, fresh, storedDueNow(items, results));
-    const status = fresh.length > 0 ? 201 : 200;
+    // Created only when a row was stored: a debounce that moved a queued job, like a duplicate, made none.
+    const status = results.some((res) => !res.deduplicated && res.debounced !== true) ? 201 : 200;
     const shape = (res: (typeof results)[number]) => ({ id: res.id, deduplicated: res.deduplicated, ...(res.debounced !== undefined ? { debounced: res.debounced } : {}) });
     if (batch) return c.json({ items: results.map(shape) }, status);
     return c.json(shape(results[0]!), status);

@@ -7,7 +7,7 @@ import type { AnyJob } from "./job.js";
 import { checkPayload, unstorable } from "./payload.js";
 import type { JobsSettings } from "./settings/library.js";
 import type { NewJobRow } from "./store/enqueue/insert-jobs.js";
-import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
+import { isMaxAttempts, longerThan, MAX_ATTEMPTS, MAX_KEY_CHARS } from "./terms.js";
 
 const INT32 = 2_147_483_647;
 
@@ -36,7 +36,7 @@ const badOption = (message: string, where: Record<string, unknown>, field: strin
 
 const shortText = (value: unknown, field: string, where: Record<string, unknown>): string | null => {
   if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value.length === 0 || value.length > 255 || unstorable(value)) {
+  if (typeof value !== "string" || value.length === 0 || longerThan(value, MAX_KEY_CHARS) || unstorable(value)) {
     return badOption(`${field} must be a string of 1 to 255 characters`, where, field);
   }
   return value;

@@ -3,6 +3,15 @@
 /** The most attempts a job may have (`maxAttempts`, per job or per enqueue). */
 export const MAX_ATTEMPTS = 1_000;
 
+/** The most characters a key, an id of the caller's or a filter holds. */
+export const MAX_KEY_CHARS = 255;
+
+/**
+ * Longer than `max` characters as PostgreSQL and a job's name count them (code points): a key of 200
+ * emoji is 400 UTF-16 units and 200 characters. Counted only when the units alone cannot decide.
+ */
+export const longerThan = (text: string, max: number): boolean => text.length > max && (text.length > 2 * max || [...text].length > max);
+
 export const isMaxAttempts = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= MAX_ATTEMPTS;
 
 /** Why a job became a dead letter; shown by the dashboard and filterable. */

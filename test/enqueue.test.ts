@@ -90,6 +90,21 @@ describe("enqueue", () => {
     ]));
   });
 
+  it("counts a key's 255 characters as PostgreSQL and the filters do (code points), not in UTF-16 units", async () => {
+    const jobs = await h.isolated([email]);
+    const payload = { to: "a@example.com", subject: "x" };
+    // 255 emoji are 510 UTF-16 units: refused before, though runs.list took the same key as a filter.
+    const key = "\u{1F600}".repeat(255);
+    const first = await jobs.enqueue("send-email", payload, { idempotencyKey: key, correlationId: key });
+    expect((await jobs.enqueue("send-email", payload, { idempotencyKey: key })).id).toBe(first.id);
+    const debounced = await jobs.enqueue("send-email", payload, { debounce: { key, delayMs: 1_000 } });
+    expect(await jobs.enqueue("send-email", payload, { debounce: { key, delayMs: 1_000 } })).toMatchObject({ id: debounced.id, debounced: true });
+    for (const field of ["idempotencyKey", "correlationId"] as const) {
+      expect(await caught(jobs.enqueue("send-email", payload, { [field]: `${key}a` }))).toMatchObject({ code: "invalid_options", details: { field } });
+    }
+    expect(await count(jobs.tables.queue)).toBe(2);
+  });
+
   it("refuses a null payload and numbers JSON cannot hold, which a schema may let through, and stores nothing", async () => {
     const anything = defineJob({ name: "anything", schema: z.any(), handler: () => {} });
     const jobs = await h.isolated([anything]);

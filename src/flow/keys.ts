@@ -2,6 +2,7 @@ import { errorText, safeJson, storableText } from "../error-text.js";
 import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import { unstorable } from "../payload.js";
+import { longerThan, MAX_KEY_CHARS } from "../terms.js";
 import { rateLimitsOf } from "./define.js";
 import { rateScope } from "./spec.js";
 
@@ -32,7 +33,7 @@ const keyOf = (job: AnyJob, field: string, fn: ((payload: unknown) => string) | 
   } catch (error) {
     throw new JobsError("invalid_options", `${field} of job ${job.name} threw: ${errorText(error, PREVIEW_CHARS)}`, { ...where, field });
   }
-  if (typeof key !== "string" || key.length === 0 || key.length > 255 || unstorable(key)) {
+  if (typeof key !== "string" || key.length === 0 || longerThan(key, MAX_KEY_CHARS) || unstorable(key)) {
     throw new JobsError("invalid_options", `${field} of job ${job.name} must return a string of 1 to 255 characters, got ${preview(key)}`, { ...where, field });
   }
   return key;

@@ -1,4 +1,5 @@
 import { JobsError } from "../../errors.js";
+import { longerThan, MAX_KEY_CHARS } from "../../terms.js";
 
 /** SQL pieces every read shares: ids, timestamps, text filters. */
 
@@ -13,8 +14,7 @@ export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC',
 /** A filter value bound as text: PostgreSQL text cannot hold U+0000, so refuse it here instead of failing in SQL. */
 export const textFilter = (value: string | undefined, field: string): string | undefined => {
   if (value === undefined) return undefined;
-  // Characters as PostgreSQL and a job's name count them (code points): a name of 128 emoji is 256 UTF-16 units.
-  if (typeof value !== "string" || (value.length > 255 && (value.length > 510 || [...value].length > 255)) || value.includes("\u0000")) {
+  if (typeof value !== "string" || longerThan(value, MAX_KEY_CHARS) || value.includes("\u0000")) {
     throw new JobsError("invalid_options", `${field} must be a string of at most 255 characters without U+0000`, { field });
   }
   return value;

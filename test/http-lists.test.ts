@@ -188,6 +188,16 @@ describe("dead letters", () => {
     expect(await count("jobs_dead_letters")).toBe(1);
   });
 
+  it("refuses an empty filter on every list, as a bulk replay does (it answered an empty page)", async () => {
+    for (const path of ["/api/dead-letters?job=", "/api/dead-letters?reason=", "/api/jobs?job=", "/api/runs?job=", "/api/runs?correlationId=", "/api/runs?idempotencyKey="]) {
+      const res = await call("GET", path);
+      expectError(res, 422, "invalid_options");
+      expect(res.body.error.details.field).toBe(path.split("?")[1]!.slice(0, -1));
+    }
+    // And in the library, a replay of nothing given says what to give (a TypeError before).
+    await expect(jobs.deadLetters.replayMany(undefined as never)).rejects.toMatchObject({ code: "invalid_options" });
+  });
+
   it("discards a dead letter", async () => {
     await reset();
     const [id] = await makeDead([1]);

@@ -61,6 +61,9 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   let walked = "";
   let stop = "";
   let next = "NULL::text AS next_at, NULL::text AS next_id, 0 AS remaining";
+  if (typeof selector !== "object" || selector === null) {
+    throw new JobsError("invalid_options", "give the dead letters to replay: { ids } or a filter { job?, reason?, limit?, cursor? }");
+  }
   if ("ids" in selector) {
     if (!Array.isArray(selector.ids) || selector.ids.length === 0 || selector.ids.length > MAX_BULK_REPLAY) {
       throw new JobsError("invalid_options", `ids must be a list of 1 to ${MAX_BULK_REPLAY} dead letter ids`, { field: "ids" });
@@ -71,7 +74,6 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   } else {
     const job = textFilter(selector.job, "job");
     const reason = deadReasonFilter(selector.reason);
-    if (job === "" || reason === "") throw new JobsError("invalid_options", "a filter must not be empty", { field: job === "" ? "job" : "reason" });
     let limit = MAX_BULK_REPLAY;
     if (selector.limit !== undefined) {
       if (!Number.isInteger(selector.limit) || selector.limit < 1 || selector.limit > MAX_BULK_REPLAY) {

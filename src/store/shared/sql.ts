@@ -17,6 +17,8 @@ export const textFilter = (value: string | undefined, field: string): string | u
   if (typeof value !== "string" || longerThan(value, MAX_KEY_CHARS) || value.includes("\u0000")) {
     throw new JobsError("invalid_options", `${field} must be a string of at most 255 characters without U+0000`, { field });
   }
+  // Nothing has an empty name or key: an empty filter is a mistake (a form's blank field), not a match for none.
+  if (value === "") throw new JobsError("invalid_options", `${field} must not be empty; leave it out to match every one`, { field });
   return value;
 };
 

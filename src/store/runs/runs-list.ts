@@ -56,12 +56,12 @@ const SUCCEEDED_SCAN = 4_000;
  * on from where it stopped: its cost stays bounded however long the history is (it read every newer
  * failure to fill a page). The scan's last run comes back too, so one statement says where it stopped.
  */
-const succeededRuns = async (db: Db, t: Tables, p: Params, where: string[], limit: number): Promise<Page<RunSummary>> => {
+const succeededRuns = async (db: Db, t: Tables, p: Params, where: string[], order: string, limit: number): Promise<Page<RunSummary>> => {
   const { rows } = await db.query<{ v: RunSummary; id: string; succeeded: boolean; last: boolean }>(
     `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id, w.outcome = 'succeeded' AS succeeded, w.n = ${SUCCEEDED_SCAN} AS last
      FROM (SELECT id, outcome, n FROM (
              SELECT s.id, s.outcome, row_number() OVER (ORDER BY s.id DESC) AS n
-             FROM (SELECT r.id, r.outcome FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY r.id DESC LIMIT ${SUCCEEDED_SCAN}) s) x
+             FROM (SELECT r.id, r.outcome FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${SUCCEEDED_SCAN}) s) x
            WHERE outcome = 'succeeded' OR n = ${SUCCEEDED_SCAN} ORDER BY id DESC LIMIT ${p.add(limit + 1)}) w
      JOIN ${t.runs} r ON r.id = w.id
      ORDER BY r.id DESC`,
@@ -93,6 +93,23 @@ const instant = (value: string | undefined, field: string): string | undefined =
   return isoWithMicros(at);
 };
 
+const MAX_ID = "9223372036854775807";
+
+/**
+ * The index a filtered page is read along, by its leading columns and their values (parameters or
+ * literals): the narrowest filter that has one in id order. None for a job id (its runs are a few
+ * attempts, found by its own index) or no filter (the primary key).
+ */
+const leadOf = (f: { jobId: boolean; idempotencyKey?: string | undefined; correlationId?: string | undefined; job?: string | undefined; failed?: string | undefined }): { columns: string[]; values: string[] } => {
+  if (f.jobId) return { columns: [], values: [] };
+  if (f.idempotencyKey !== undefined) return { columns: ["r.idempotency_key"], values: [f.idempotencyKey] };
+  if (f.correlationId !== undefined) return { columns: ["r.correlation_id"], values: [f.correlationId] };
+  if (f.job !== undefined && f.failed !== undefined) return { columns: ["r.job_name", "r.outcome"], values: [f.job, f.failed] };
+  if (f.failed !== undefined) return { columns: ["r.outcome"], values: [f.failed] };
+  if (f.job !== undefined) return { columns: ["r.job_name"], values: [f.job] };
+  return { columns: [], values: [] };
+};
+
 /**
  * Runs, newest first, keyset-paginated on their id, filtered by job, outcome, job id,
  * correlation id, idempotency key and a finishing-time range. Each filter has an index in
@@ -108,33 +125,67 @@ export const listRuns = async (db: Db, t: Tables, query: ListRunsQuery = {}): Pr
   const job = textFilter(query.job, "job");
   const outcome = query.outcome;
   if (outcome !== undefined && !RUN_OUTCOMES.includes(outcome)) throw invalid("outcome", `outcome must be one of ${RUN_OUTCOMES.join(", ")}`);
-  if (query.jobId !== undefined) {
-    if (!isUuid(query.jobId)) throw invalid("jobId", "jobId must be a job id (a UUID)");
-    where.push(`r.job_id = ${p.add(query.jobId)}::uuid`);
-  }
+  if (query.jobId !== undefined && !isUuid(query.jobId)) throw invalid("jobId", "jobId must be a job id (a UUID)");
   const correlationId = textFilter(query.correlationId, "correlationId");
-  if (correlationId !== undefined) where.push(`r.correlation_id = ${p.add(correlationId)}`);
   const idempotencyKey = textFilter(query.idempotencyKey, "idempotencyKey");
-  if (idempotencyKey !== undefined) where.push(`r.idempotency_key = ${p.add(idempotencyKey)}`);
   const since = instant(query.since, "since");
   const until = instant(query.until, "until");
+  const cursor = query.cursor !== undefined ? decode(query.cursor) : undefined;
+  // Outcomes are a fixed list, written into the text so the planner sees which index holds them.
+  const failed = outcome !== undefined && outcome !== "succeeded" ? `'${outcome}'` : undefined;
+  const jobParam = job !== undefined ? p.add(job) : undefined;
+  const lead = leadOf({
+    jobId: query.jobId !== undefined,
+    idempotencyKey: idempotencyKey !== undefined ? p.add(idempotencyKey) : undefined,
+    correlationId: correlationId !== undefined ? p.add(correlationId) : undefined,
+    job: jobParam,
+    failed,
+  });
+  if (query.jobId !== undefined) where.push(`r.job_id = ${p.add(query.jobId)}::uuid`);
+  for (const [column, value] of [["r.correlation_id", correlationId], ["r.idempotency_key", idempotencyKey]] as const) {
+    if (value !== undefined && !lead.columns.includes(column)) where.push(`${column} = ${p.add(value)}`);
+  }
+  if (jobParam !== undefined && !lead.columns.includes("r.job_name")) where.push(`r.job_name = ${jobParam}`);
+  if (failed !== undefined) {
+    if (!lead.columns.includes("r.outcome")) where.push(`r.outcome = ${failed}`);
+    where.push(`r.outcome <> 'succeeded'`);
+  }
+  // The id range: from a time range (found by binary search), and below the cursor.
+  let from: string | undefined;
+  let below: string | undefined;
   if (since !== undefined) {
     const at = p.add(since);
-    where.push(`r.finished_at >= ${at}::timestamptz`, `r.id >= ${firstIdAt(t.runs, `${at}::timestamptz - ${SLACK}`)}`);
+    where.push(`r.finished_at >= ${at}::timestamptz`);
+    from = firstIdAt(t.runs, `${at}::timestamptz - ${SLACK}`);
   }
   if (until !== undefined) {
     const at = p.add(until);
-    where.push(`r.finished_at < ${at}::timestamptz`, `r.id < ${firstIdAt(t.runs, `${at}::timestamptz + ${SLACK}`)}`);
+    where.push(`r.finished_at < ${at}::timestamptz`);
+    below = firstIdAt(t.runs, `${at}::timestamptz + ${SLACK}`);
   }
-  if (query.cursor !== undefined) where.push(`r.id < ${p.add(decode(query.cursor))}::bigint`);
-  if (job !== undefined) where.push(`r.job_name = ${p.add(job)}`);
-  if (outcome === "succeeded") return succeededRuns(db, t, p, where, limit);
-  // Outcomes are a fixed list, written into the text so the planner sees which index holds them.
-  if (outcome !== undefined) where.push(`r.outcome = '${outcome}'`, `r.outcome <> 'succeeded'`);
+  if (cursor !== undefined) {
+    const before = `${p.add(cursor)}::bigint`;
+    below = below === undefined ? before : `least(${before}, ${below})`;
+  }
+  if (lead.columns.length === 0) {
+    if (from !== undefined) where.push(`r.id >= ${from}`);
+    if (below !== undefined) where.push(`r.id < ${below}`);
+  } else {
+    // The filter's values and the id range as one range of the index's keys: a row comparison bounds the
+    // scan and, unlike an equality, leaves the index's order one the primary key cannot give, so the
+    // planner never walks the primary key past every newer run of other jobs looking for this filter's.
+    const cols = [...lead.columns, "r.id"].join(", ");
+    const vals = lead.values.join(", ");
+    where.push(`(${cols}) >= (${vals}, ${from ?? "0"})`, `(${cols}) < (${vals}, ${below ?? MAX_ID})`);
+    // What the partial indexes of keys hold, said outright: the planner does not read it from a row comparison.
+    for (const c of lead.columns) if (c !== "r.job_name" && c !== "r.outcome") where.push(`${c} IS NOT NULL`);
+  }
+  const order = [...lead.columns, "r.id"].map((c) => `${c} DESC`).join(", ");
+  if (outcome === "succeeded") return succeededRuns(db, t, p, where, order, limit);
   const take = p.add(limit + 1);
   const { rows } = await db.query<{ v: RunSummary; id: string }>(
     `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id
-     FROM (SELECT * FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY r.id DESC LIMIT ${take}) r
+     FROM (SELECT * FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${take}) r
      ORDER BY r.id DESC`,
     p.values,
   );

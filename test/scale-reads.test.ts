@@ -239,3 +239,47 @@ describe("stats over many busy jobs", () => {
     expect(stats.queue.filter((d) => d.count === 1)).toHaveLength(299);
   }, 60_000);
 });
+
+// One job's queued jobs and dead letters all older than 200,000 of another, with time-ordered ids as the
+// queue makes them: the planner, taking a job's rows for spread evenly over the ids, walked the primary key
+// past every newer job to find a page of the old one's.
+describe("lists of a job whose rows are all older than the rest", () => {
+  it("read along the job's index, about a page of rows", async () => {
+    const own = h.make([], { tablePrefix: "skew_" });
+    await own.migrate();
+    const m = own.tables;
+    // Ids in the order of g, as UUIDv7 ids are in the order they were made.
+    const id = "('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid";
+    const name = "CASE WHEN g <= 30000 THEN CASE WHEN g % 3 = 0 THEN 'old' ELSE 'email' END ELSE 'bulk' END";
+    await h.db.query(`INSERT INTO ${m.queue} (id, job_name, payload, run_at) SELECT ${id}, ${name}, '{}', now() + interval '1 day' FROM generate_series(1, 230000) g`);
+    await h.db.query(
+      `INSERT INTO ${m.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+       SELECT ${id}, ${name}, '{}', 1, 1, 'exhausted', now() - interval '3 days', now() - interval '3 days' + g * interval '1 second' FROM generate_series(1, 230000) g`,
+    );
+    await h.db.query(`ANALYZE ${m.queue}`);
+    await h.db.query(`ANALYZE ${m.deadLetters}`);
+    const want = async (table: string, order: string) =>
+      (await h.rows<{ id: string }>(`SELECT id::text AS id FROM ${table} WHERE job_name = 'old' ORDER BY ${order} LIMIT 100`)).map((r) => r.id);
+    const reads: Array<[string, (db: Db, cursor?: string) => Promise<{ items: Array<{ id: string }>; nextCursor: string | null }>, string[]]> = [
+      ["jobs", (db, cursor) => listJobs(db, m, { job: "old", limit: 50, cursor }), await want(m.queue, "id DESC")],
+      ["queued jobs", (db, cursor) => listJobs(db, m, { job: "old", status: "queued", limit: 50, cursor }), await want(m.queue, "id DESC")],
+      ["dead letters", (db, cursor) => listDeadLetters(db, m, { job: "old", limit: 50, cursor }), await want(m.deadLetters, "dead_at DESC, id DESC")],
+    ];
+    const over: string[] = [];
+    for (const [read, list, expected] of reads) {
+      const first = await list(h.db);
+      const second = await list(h.db, first.nextCursor!);
+      expect([...first.items, ...second.items].map((j) => j.id), read).toEqual(expected);
+      for (const cursor of [undefined, first.nextCursor!]) {
+        const sent: Array<{ text: string; params: readonly unknown[] }> = [];
+        await list({ query: (text, params = [], options) => (sent.push({ text, params }), h.db.query(text, params, options)) }, cursor);
+        const [row] = (await h.db.query<{ "QUERY PLAN": Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.text}`, sent[0]!.params)).rows;
+        const walk = (node: PlanNode): number =>
+          (node["Relation Name"] ? (node["Actual Rows"] + (node["Rows Removed by Filter"] ?? 0)) * node["Actual Loops"] : 0) + (node.Plans ?? []).reduce((n, c) => n + walk(c), 0);
+        const n = walk(row!["QUERY PLAN"][0]!.Plan);
+        if (n > 1_000) over.push(`${read}${cursor ? ", page 2" : ""}: read ${n} rows`);
+      }
+    }
+    expect(over).toEqual([]);
+  }, 60_000);
+});

@@ -5,6 +5,9 @@ import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js"
 import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
+const NIL = "00000000-0000-0000-0000-000000000000";
+const MAX = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+
 export interface ListJobsQuery {
   readonly job?: string | undefined;
   readonly status?: "queued" | "running" | undefined;
@@ -29,16 +32,24 @@ export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Pr
     throw new JobsError("invalid_options", "status must be queued or running", { field: "status" });
   }
   const cond: string[] = [];
-  if (job !== undefined) cond.push(`q.job_name = ${p.add(job)}`);
+  const name = job !== undefined ? p.add(job) : undefined;
+  if (name !== undefined) cond.push(`q.job_name = ${name}`);
   // The cursor's time is not needed: ids alone order the list (and a cursor from before ids were
   // time-ordered still continues below its id, with no repeat or gap).
-  if (query.cursor !== undefined) cond.push(`q.id < ${p.add(decodeCursor(query.cursor).id)}::uuid`);
+  const below = query.cursor !== undefined ? `${p.add(decodeCursor(query.cursor).id)}::uuid` : undefined;
+  if (below !== undefined) cond.push(`q.id < ${below}`);
   const take = p.add(limit + 1);
   const where = (...extra: string[]) => {
     const all = [...extra, ...cond];
     return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
   };
-  const queued = `SELECT * FROM ${t.queue} q ${where("q.status = 'queued'")} ORDER BY q.id DESC LIMIT ${take}`;
+  // One job's queued jobs: along its index, bounded as one range of the index's keys. With the name as an
+  // equality the planner could walk the primary key instead, past every newer job of other names.
+  const queued = name === undefined
+    ? `SELECT * FROM ${t.queue} q ${where("q.status = 'queued'")} ORDER BY q.id DESC LIMIT ${take}`
+    : `SELECT * FROM ${t.queue} q WHERE q.status = 'queued' AND (q.job_name, q.id) >= (${name}, '${NIL}'::uuid)
+       AND (q.job_name, q.id) ${below === undefined ? `<= (${name}, '${MAX}'::uuid)` : `< (${name}, ${below})`}
+       ORDER BY q.job_name DESC, q.id DESC LIMIT ${take}`;
   // OFFSET 0 keeps the order out of the subquery, so the running rows come from the lease index
   // and are sorted, never found by walking the primary key past every queued job.
   const running = `SELECT * FROM (SELECT * FROM ${t.queue} q ${where("q.status = 'running'")} OFFSET 0) q ORDER BY q.id DESC LIMIT ${take}`;

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { defineJob } from "../src/index.js";
 import { cloudflareWorker } from "../src/platform/cloudflare.js";
 import { vercelApi } from "../src/platform/vercel.js";
+import { vercelTick } from "../src/platform/vercel-tick.js";
 import { harness } from "./support/harness.js";
 import { type NeonHttp, startNeonHttp } from "./support/neon-http.js";
 
@@ -95,5 +96,57 @@ describe("a DATABASE_URL that is not Neon's, on the edge", () => {
     } finally {
       fetchSpy.mockRestore();
     }
+  });
+});
+
+describe("settings a deployment may get in other shapes", () => {
+  it("a wrong JOBS_MAX_BODY_BYTES fails each request as a wrong setting does (the health check says misconfigured); it took every function down at its start", async () => {
+    const env = { DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off", JOBS_MAX_BODY_BYTES: "1mb", CRON_SECRET: "cron-secret-0123456789" };
+    const before = await queued();
+    const worker = cloudflareWorker({ jobs: [job] });
+    const handlers: Array<[string, (r: Request) => Promise<Response>]> = [
+      ["vercel api", vercelApi({ jobs: [job] }, { env })],
+      ["vercel tick", vercelTick({ jobs: [job] }, { env }).POST],
+      ["worker", (r) => worker.fetch(r, env, ctx)],
+    ];
+    const answers: Array<[string, string, number, string]> = [];
+    for (const [name, handle] of handlers) {
+      const requests: Array<[string, Request]> = [
+        ["enqueue", new Request("https://app.example/api/jobs", enqueue)],
+        ["tick", new Request("https://app.example/api/tick", { method: "POST", headers: { authorization: "Bearer cron-secret-0123456789" } })],
+        ["health", new Request("https://app.example/api/health")],
+      ];
+      for (const [what, request] of requests) {
+        if (name === "vercel tick" && what !== "tick") continue;
+        const response = await handle(request);
+        const body = (await response.json()) as { error?: { code: string; message: string } };
+        answers.push([name, what, response.status, body.error?.code ?? "none"]);
+        if (what === "health") expect(body.error?.message).toContain("misconfigured");
+      }
+    }
+    expect(answers).toEqual([
+      ["vercel api", "enqueue", 500, "internal"],
+      ["vercel api", "tick", 500, "internal"],
+      ["vercel api", "health", 503, "unavailable"],
+      ["vercel tick", "tick", 500, "internal"],
+      ["worker", "enqueue", 500, "internal"],
+      ["worker", "tick", 500, "internal"],
+      ["worker", "health", 503, "unavailable"],
+    ]);
+    expect(await queued()).toBe(before);
+  });
+
+  it("a Worker's vars written as TOML numbers and booleans are read as the text they stand for; they were ignored", async () => {
+    const env = { DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: false, JOBS_MAX_BODY_BYTES: 16 };
+    const worker = cloudflareWorker({ jobs: [job] });
+    const before = await queued();
+    // 16 bytes: this enqueue's body is larger. Before, the limit was the default and the job was stored.
+    const response = await worker.fetch(new Request("https://app.example/api/jobs", enqueue), env, ctx);
+    expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([413, "payload_too_large"]);
+    // A worker is made once per isolate, for its env.
+    const other = cloudflareWorker({ jobs: [job] });
+    const refused = await other.fetch(new Request("https://app.example/api/jobs", enqueue), { ...env, JOBS_MAX_BODY_BYTES: 1_048_576, JOBS_CONCURRENCY: 0 }, ctx);
+    expect(refused.status).toBe(500);
+    expect(await queued()).toBe(before);
   });
 });

@@ -67,8 +67,20 @@ const HANDLERS: Handlers = { ...jobHandlers, ...runHandlers, ...deadLetterHandle
  */
 export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): Hono => {
   const logger = options.logger ?? (typeof options.jobs === "function" ? jsonLogger() : options.jobs.logger);
+  // A wrong body limit fails each request that reads one (as a wrong setting does, naming it), not the
+  // making of the app: that took every function of a deployment down with it, the cron's tick included.
+  let maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+  let badSetting: { error: unknown } | undefined;
+  try {
+    maxBodyBytes = read(options.env, "JOBS_MAX_BODY_BYTES") ?? DEFAULT_MAX_BODY_BYTES;
+  } catch (error) {
+    badSetting = { error };
+  }
   const config: ApiConfig = {
-    maxBodyBytes: read(options.env, "JOBS_MAX_BODY_BYTES") ?? DEFAULT_MAX_BODY_BYTES,
+    get maxBodyBytes() {
+      if (badSetting) throw badSetting.error;
+      return maxBodyBytes;
+    },
     apiTokens: secretsFrom(read(options.env, "JOBS_API_TOKEN"), "JOBS_API_TOKEN", "pgtick-api"),
     cronSecret: secretsFrom(read(options.env, "CRON_SECRET"), "CRON_SECRET", "pgtick-tick", { list: false }),
     logger,
@@ -106,7 +118,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
 
   // First in, last out: whatever answered (a 415, a 413 at the limit, a 401), no unread body is left on a
   // kept-alive connection, where a Node server would cut the client's next request off.
-  const drainBytes = drainBound(config.maxBodyBytes);
+  const drainBytes = drainBound(maxBodyBytes);
   app.use("*", async (c, next) => {
     await next();
     if (!(await settleBody(c.req.raw, drainBytes))) c.header("Connection", "close");
@@ -117,7 +129,7 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
     let made: Promise<{ jobs: AnyJobs; dispose?: () => Promise<void> }> | undefined;
     const outliving: Array<Promise<unknown>> = [];
     c.set("jobs", async () => {
-      made ??= typeof source === "function" ? source(c.req.raw) : Promise.resolve({ jobs: source });
+      made ??= badSetting ? Promise.reject(badSetting.error) : typeof source === "function" ? source(c.req.raw) : Promise.resolve({ jobs: source });
       return (await made).jobs;
     });
     c.set("outlive", (work) => void outliving.push(work));
@@ -148,7 +160,8 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
       app.on(route.method, route.path, async (c) => {
         if (route.auth === "token") await config.apiTokens.check(c.req.header("authorization"));
         if (route.auth === "cron") await config.cronSecret.check(c.req.header("authorization"));
-        checkDeclaredLength(c.req.raw, config.maxBodyBytes);
+        // Not the health check's: it says a wrong setting as such (503), when it asks for the jobs.
+        if (name !== "health") checkDeclaredLength(c.req.raw, config.maxBodyBytes);
         return handler(c, config);
       });
     }

@@ -13,9 +13,15 @@ export interface WorkerScheduledController {
   noRetry(): void;
 }
 
-/** Workers bindings hold strings (vars, secrets) and objects (KV, Hyperdrive...); settings read only the strings. */
+/**
+ * Workers bindings hold strings (secrets, vars), numbers and booleans (vars written unquoted in
+ * wrangler.toml: `JOBS_MAX_TICKS = 1`) and objects (KV, Hyperdrive...). Settings read the first two
+ * kinds as the text they were written as; dropped, `JOBS_MAX_TICKS = 1` left the cap at its default.
+ */
 export const stringEnv = (bindings: Record<string, unknown>): Env =>
-  Object.fromEntries(Object.entries(bindings).filter((e): e is [string, string] => typeof e[1] === "string"));
+  Object.fromEntries(
+    Object.entries(bindings).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : typeof v === "number" || typeof v === "boolean" ? [[k, String(v)]] : [])),
+  );
 
 /** A service binding: `env.SELF.fetch(...)` reaches this worker again as a new invocation. */
 export interface WorkerFetcher {

@@ -150,3 +150,35 @@ describe("settings a deployment may get in other shapes", () => {
     expect(await queued()).toBe(before);
   });
 });
+
+describe("what the database refuses for the deployment's part", () => {
+  it("a DATABASE_URL naming a database or role the server refuses is a misconfiguration, on the API and the health check (it was an internal error, and the database 'not answering')", async () => {
+    const base = new URL(h.url);
+    const wrong = [
+      ["no such database", Object.assign(new URL(base), { pathname: "/pgtick_no_such_database" }).href, "the database its DATABASE_URL names does not exist"],
+      ["no such role", Object.assign(new URL(base), { username: "pgtick_no_such_role" }).href, "the database refuses the role or password of its DATABASE_URL"],
+    ] as const;
+    for (const [what, url, reason] of wrong) {
+      const vercel = vercelApi({ jobs: [job] }, { env: { DATABASE_URL: url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off" } });
+      const enqueued = await vercel(new Request("https://app.example/api/jobs", enqueue));
+      expect([what, enqueued.status, await enqueued.json()]).toEqual([what, 500, { error: { code: "internal", message: `the server is misconfigured (${reason}); see its logs` } }]);
+      const health = await vercel(new Request("https://app.example/api/health"));
+      expect([what, health.status, ((await health.json()) as { error: { message: string } }).error.message]).toEqual([what, 503, `the server is misconfigured (${reason}); see its logs`]);
+    }
+  });
+
+  it("a statement larger than Neon's HTTP endpoint takes is 413 to the caller, and stores nothing (it was a 500)", async () => {
+    const small = await startNeonHttp({ maxRequestBytes: 64_000 });
+    try {
+      const vercel = vercelApi({ jobs: [job] }, { env: { DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: small.endpoint, JOBS_KICK: "off" } });
+      const before = await queued();
+      // Within the API's body limit (1 MiB), past the endpoint's (here 64 kB; Neon's is 10 MiB).
+      const big = JSON.stringify(Array.from({ length: 1_000 }, (_, n) => ({ job: "note", payload: { n }, correlationId: `c-${n}-${"x".repeat(80)}` })));
+      const response = await vercel(new Request("https://app.example/api/jobs", { ...enqueue, body: big }));
+      expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([413, "payload_too_large"]);
+      expect(await queued()).toBe(before);
+    } finally {
+      await small.close();
+    }
+  });
+});

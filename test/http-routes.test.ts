@@ -232,8 +232,11 @@ describe("createApp options", () => {
     expect(logged).toEqual(["onEnqueued hook failed"]);
   });
 
-  it("refuses a bad JOBS_MAX_BODY_BYTES when the app is created", () => {
-    expect(() => createApp({ jobs, env: { JOBS_MAX_BODY_BYTES: "1MB" } })).toThrow(/JOBS_MAX_BODY_BYTES must be a positive integer/);
+  it("refuses a bad JOBS_MAX_BODY_BYTES at each request, as misconfigured (a deployment's functions stay up; see deploy-settings.test.ts)", async () => {
+    const c = caller(createApp({ jobs, env: { JOBS_MAX_BODY_BYTES: "1MB", JOBS_API_TOKEN: API_TOKENS } }));
+    const res = await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } });
+    expect([res.status, res.body.error.message]).toEqual([500, "the server is misconfigured; see its logs"]);
+    expect((await c("GET", "/api/health")).status).toBe(503);
   });
 
   it("takes the tick options from a function of the request", async () => {

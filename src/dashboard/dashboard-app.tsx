@@ -3,6 +3,7 @@
 import { BodyCut } from "../body-limit.js";
 import { LOGIN_FORM_BYTES, readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import { drainBound, settleBody } from "../http/drain.js";
+import { misconfiguration } from "../http/api-errors.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import type { Env } from "../settings/library.js";
@@ -56,9 +57,6 @@ const processEnv = (): Env => (typeof process !== "undefined" && process.env ? p
  * Server-rendered pages and plain forms, with one small script that refreshes their live parts;
  * closed unless DASHBOARD_PASSWORD is set.
  */
-/** A setting the server refused, or a database role refused a table (insufficient_privilege). */
-const misconfigured = (error: unknown) =>
-  (isJobsError(error) && error.code === "invalid_config") || (error as { code?: unknown } | null)?.code === "42501";
 
 export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> => {
   const base = (options.basePath ?? "/dashboard").replace(/\/+$/, "");
@@ -77,8 +75,9 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     if (error instanceof BodyCut) return c.html(<FailedPage base={base} title="Not done" message={error.message} />, 400);
     logger.log("error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
     // Not an outage: saying the database did not answer sent an operator looking in the wrong place.
-    if (misconfigured(error)) {
-      return c.html(<FailedPage base={base} title="Misconfigured" message="The server is misconfigured (a setting, or a database role that may not use a table it needs), so this page could not be made: see its logs." />, 500);
+    const wrong = misconfiguration(error);
+    if (wrong !== undefined) {
+      return c.html(<FailedPage base={base} title="Misconfigured" message={`The server is misconfigured${wrong || " (a setting)"}, so this page could not be made: see its logs.`} />, 500);
     }
     return c.html(<FailedPage base={base} title="Unavailable" message="The database did not answer, so this page could not be made." />, 503);
   });

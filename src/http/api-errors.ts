@@ -62,23 +62,38 @@ const sqlState = (e: unknown): string | undefined => {
  * 22, data exception) is the client's input; anything else is a server fault
  * whose details are only logged.
  */
+/**
+ * What the deployment got wrong, when that is what an error says (a setting; the database named by
+ * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
+ * database being down. "" for a setting (the logs name it), undefined when it is something else.
+ */
+export const misconfiguration = (e: unknown): string | undefined => {
+  if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;
+  const state = sqlState(e);
+  // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
+  if (state === "42501") return " (its database role may not use a table it needs)";
+  if (state === "3D000") return " (the database its DATABASE_URL names does not exist)";
+  // invalid_authorization_specification, invalid_password: a role or password the server refuses.
+  if (state?.startsWith("28")) return " (the database refuses the role or password of its DATABASE_URL)";
+  return undefined;
+};
+
 export const classify = (
   e: unknown,
 ): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean; passing?: boolean } => {
   if (e instanceof ApiError) return { code: e.code, message: e.message, details: e.details, headers: e.headers, fault: false };
   // The client's doing, not a fault: no one is there to read the answer.
   if (e instanceof BodyCut) return { code: "malformed_json", message: e.message, fault: false };
-  if (isJobsError(e)) {
-    if (e.code === "invalid_config") return { code: "internal", message: "the server is misconfigured; see its logs", fault: true };
-    return { code: e.code, message: e.message, details: e.details, fault: false };
-  }
+  const wrong = misconfiguration(e);
+  if (wrong !== undefined) return { code: "internal", message: `the server is misconfigured${wrong}; see its logs`, fault: true };
+  if (isJobsError(e)) return { code: e.code, message: e.message, details: e.details, fault: false };
   // A statement given up at its bound (an admin read while the database stalls): the server is fine.
   if (e instanceof StatementTimeout) return { code: "unavailable", message: e.message, fault: true, passing: true };
   // The database down, restarting, out of connections, or the connection cut: try again.
   if (databaseUnavailable(e)) return { code: "unavailable", message: "the database is unavailable right now; try again", fault: true, passing: true };
   const state = sqlState(e);
-  // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
-  if (state === "42501") return { code: "internal", message: "the server is misconfigured (its database role may not use a table it needs); see its logs", fault: true };
+  // A statement larger than the connection takes (Neon's HTTP endpoint: 10 MiB): the request's size, not a fault.
+  if (state === "54000") return { code: "payload_too_large", message: `the request is larger than the database takes in one statement; send less at once (${(e as Error).message})`, fault: false };
   // lock_timeout: another session held a lock the statement needed; nothing was changed.
   if (state === "55P03") return { code: "unavailable", message: "another session held a lock this needed (lock_timeout); try again", fault: true, passing: true };
   if (state === "23505") return { code: "conflict", message: "a job with this id or idempotency key already exists", fault: false };

@@ -2,8 +2,7 @@ import { errorText } from "../../error-text.js";
 import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
-import { ApiError, errorResponse } from "../api-errors.js";
-import { isJobsError } from "../../errors.js";
+import { ApiError, errorResponse, misconfiguration } from "../api-errors.js";
 
 /**
  * The tick: CRON_SECRET only (checked by the route's auth). A platform runs it its own way
@@ -48,9 +47,9 @@ export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" |
       return c.json(await (await jobsOf(c)).health());
     } catch (e) {
       // Unavailable either way; but a setting the deployment got wrong is said as such, not as the database down.
-      const misconfigured = isJobsError(e) && e.code === "invalid_config";
-      config.logger.log("error", misconfigured ? "health check: misconfigured" : "health check: database unreachable", { error: errorText(e) });
-      return errorResponse(c, "unavailable", misconfigured ? "the server is misconfigured; see its logs" : "the database does not answer");
+      const wrong = misconfiguration(e);
+      config.logger.log("error", wrong !== undefined ? "health check: misconfigured" : "health check: database unreachable", { error: errorText(e) });
+      return errorResponse(c, "unavailable", wrong !== undefined ? `the server is misconfigured${wrong}; see its logs` : "the database does not answer");
     }
   },
   tick,

@@ -61,7 +61,7 @@ const succeededRuns = async (db: Db, t: Tables, p: Params, where: string[], orde
     `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id, w.outcome = 'succeeded' AS succeeded, w.n = ${SUCCEEDED_SCAN} AS last
      FROM (SELECT id, outcome, n FROM (
              SELECT s.id, s.outcome, row_number() OVER (ORDER BY s.id DESC) AS n
-             FROM (SELECT r.id, r.outcome FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${SUCCEEDED_SCAN}) s) x
+             FROM (SELECT r.id, r.outcome FROM ${t.runs} r WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${SUCCEEDED_SCAN}) s) x
            WHERE outcome = 'succeeded' OR n = ${SUCCEEDED_SCAN} ORDER BY id DESC LIMIT ${p.add(limit + 1)}) w
      JOIN ${t.runs} r ON r.id = w.id
      ORDER BY r.id DESC`,
@@ -93,23 +93,6 @@ const instant = (value: string | undefined, field: string): string | undefined =
   return isoWithMicros(at);
 };
 
-const MAX_ID = "9223372036854775807";
-
-/**
- * The index a filtered page is read along, by its leading columns and their values (parameters or
- * literals): the narrowest filter that has one in id order. None for a job id (its runs are a few
- * attempts, found by its own index) or no filter (the primary key).
- */
-const leadOf = (f: { jobId: boolean; idempotencyKey?: string | undefined; correlationId?: string | undefined; job?: string | undefined; failed?: string | undefined }): { columns: string[]; values: string[] } => {
-  if (f.jobId) return { columns: [], values: [] };
-  if (f.idempotencyKey !== undefined) return { columns: ["r.idempotency_key"], values: [f.idempotencyKey] };
-  if (f.correlationId !== undefined) return { columns: ["r.correlation_id"], values: [f.correlationId] };
-  if (f.job !== undefined && f.failed !== undefined) return { columns: ["r.job_name", "r.outcome"], values: [f.job, f.failed] };
-  if (f.failed !== undefined) return { columns: ["r.outcome"], values: [f.failed] };
-  if (f.job !== undefined) return { columns: ["r.job_name"], values: [f.job] };
-  return { columns: [], values: [] };
-};
-
 /**
  * Runs, newest first, keyset-paginated on their id, filtered by job, outcome, job id,
  * correlation id, idempotency key and a finishing-time range. Each filter has an index in
@@ -133,26 +116,17 @@ export const listRuns = async (db: Db, t: Tables, query: ListRunsQuery = {}): Pr
   const cursor = query.cursor !== undefined ? decode(query.cursor) : undefined;
   // Outcomes are a fixed list, written into the text so the planner sees which index holds them.
   const failed = outcome !== undefined && outcome !== "succeeded" ? `'${outcome}'` : undefined;
-  const jobParam = job !== undefined ? p.add(job) : undefined;
-  const lead = leadOf({
-    jobId: query.jobId !== undefined,
-    idempotencyKey: idempotencyKey !== undefined ? p.add(idempotencyKey) : undefined,
-    correlationId: correlationId !== undefined ? p.add(correlationId) : undefined,
-    job: jobParam,
-    failed,
-  });
+  if (failed !== undefined) where.push(`r.outcome <> 'succeeded'`);
   if (query.jobId !== undefined) where.push(`r.job_id = ${p.add(query.jobId)}::uuid`);
-  for (const [column, value] of [["r.correlation_id", correlationId], ["r.idempotency_key", idempotencyKey]] as const) {
-    if (value !== undefined && !lead.columns.includes(column)) where.push(`${column} = ${p.add(value)}`);
-  }
-  if (jobParam !== undefined && !lead.columns.includes("r.job_name")) where.push(`r.job_name = ${jobParam}`);
-  if (failed !== undefined) {
-    if (!lead.columns.includes("r.outcome")) where.push(`r.outcome = ${failed}`);
-    where.push(`r.outcome <> 'succeeded'`);
-  }
+  // Filters with an index in id order, the narrowest first. A page is read along the first one's index
+  // (with the outcome, the job's: their index has both), none for a job id (its few runs have their own).
+  const keyed = ([["r.idempotency_key", idempotencyKey], ["r.correlation_id", correlationId], ["r.job_name", job], ["r.outcome", failed]] as const)
+    .flatMap(([c, v]) => (v === undefined ? [] : [[c, c === "r.outcome" ? v : p.add(v)] as const]));
+  const lead = query.jobId !== undefined ? [] : keyed[0]?.[0] === "r.job_name" ? keyed : keyed.slice(0, 1);
+  for (const [c, v] of keyed) where.push(lead.some((l) => l[0] === c) ? `${c} IS NOT NULL` : `${c} = ${v}`);
   // The id range: from a time range (found by binary search), and below the cursor.
-  let from: string | undefined;
-  let below: string | undefined;
+  let from = "0";
+  let below = "9223372036854775807";
   if (since !== undefined) {
     const at = p.add(since);
     where.push(`r.finished_at >= ${at}::timestamptz`);
@@ -163,29 +137,20 @@ export const listRuns = async (db: Db, t: Tables, query: ListRunsQuery = {}): Pr
     where.push(`r.finished_at < ${at}::timestamptz`);
     below = firstIdAt(t.runs, `${at}::timestamptz + ${SLACK}`);
   }
-  if (cursor !== undefined) {
-    const before = `${p.add(cursor)}::bigint`;
-    below = below === undefined ? before : `least(${before}, ${below})`;
-  }
-  if (lead.columns.length === 0) {
-    if (from !== undefined) where.push(`r.id >= ${from}`);
-    if (below !== undefined) where.push(`r.id < ${below}`);
-  } else {
-    // The filter's values and the id range as one range of the index's keys: a row comparison bounds the
-    // scan and, unlike an equality, leaves the index's order one the primary key cannot give, so the
-    // planner never walks the primary key past every newer run of other jobs looking for this filter's.
-    const cols = [...lead.columns, "r.id"].join(", ");
-    const vals = lead.values.join(", ");
-    where.push(`(${cols}) >= (${vals}, ${from ?? "0"})`, `(${cols}) < (${vals}, ${below ?? MAX_ID})`);
-    // What the partial indexes of keys hold, said outright: the planner does not read it from a row comparison.
-    for (const c of lead.columns) if (c !== "r.job_name" && c !== "r.outcome") where.push(`${c} IS NOT NULL`);
-  }
-  const order = [...lead.columns, "r.id"].map((c) => `${c} DESC`).join(", ");
+  if (cursor !== undefined) below = `least(${p.add(cursor)}::bigint, ${below})`;
+  // The filter's values and the id range as one range of its index's keys: a row comparison bounds the scan
+  // and, unlike an equality, leaves an order the primary key cannot give, so the planner never walks the
+  // primary key past every newer run of other jobs for this filter's. (IS NOT NULL says what a key's
+  // partial index holds: the planner does not read it from a row comparison.)
+  const cols = [...lead.map((l) => l[0]), "r.id"];
+  const vals = lead.map((l) => l[1]);
+  where.push(`(${cols}) >= (${[...vals, from]})`, `(${cols}) < (${[...vals, below]})`);
+  const order = cols.map((c) => `${c} DESC`).join();
   if (outcome === "succeeded") return succeededRuns(db, t, p, where, order, limit);
   const take = p.add(limit + 1);
   const { rows } = await db.query<{ v: RunSummary; id: string }>(
     `SELECT ${runSummaryJson("r")} AS v, r.id::text AS id
-     FROM (SELECT * FROM ${t.runs} r ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY ${order} LIMIT ${take}) r
+     FROM (SELECT * FROM ${t.runs} r WHERE ${where.join(" AND ")} ORDER BY ${order} LIMIT ${take}) r
      ORDER BY r.id DESC`,
     p.values,
   );

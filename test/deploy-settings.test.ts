@@ -155,8 +155,8 @@ describe("what the database refuses for the deployment's part", () => {
   it("a DATABASE_URL naming a database or role the server refuses is a misconfiguration, on the API and the health check (it was an internal error, and the database 'not answering')", async () => {
     const base = new URL(h.url);
     const wrong = [
-      ["no such database", Object.assign(new URL(base), { pathname: "/pgtick_no_such_database" }).href, "the database its DATABASE_URL names does not exist"],
-      ["no such role", Object.assign(new URL(base), { username: "pgtick_no_such_role" }).href, "the database refuses the role or password of its DATABASE_URL"],
+      ["no such database", Object.assign(new URL(base), { pathname: "/pgtick_no_such_database" }).href, "DATABASE_URL's database does not exist"],
+      ["no such role", Object.assign(new URL(base), { username: "pgtick_no_such_role" }).href, "DATABASE_URL's role or password is refused"],
     ] as const;
     for (const [what, url, reason] of wrong) {
       const vercel = vercelApi({ jobs: [job] }, { env: { DATABASE_URL: url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off" } });

@@ -72,9 +72,9 @@ export const misconfiguration = (e: unknown): string | undefined => {
   const state = sqlState(e);
   // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
   if (state === "42501") return " (its database role may not use a table it needs)";
-  if (state === "3D000") return " (the database its DATABASE_URL names does not exist)";
+  if (state === "3D000") return " (DATABASE_URL's database does not exist)";
   // invalid_authorization_specification, invalid_password: a role or password the server refuses.
-  if (state?.startsWith("28")) return " (the database refuses the role or password of its DATABASE_URL)";
+  if (state?.startsWith("28")) return " (DATABASE_URL's role or password is refused)";
   return undefined;
 };
 

@@ -5,9 +5,6 @@ import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js"
 import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
-const NIL = "00000000-0000-0000-0000-000000000000";
-const MAX = "ffffffff-ffff-ffff-ffff-ffffffffffff";
-
 export interface ListJobsQuery {
   readonly job?: string | undefined;
   readonly status?: "queued" | "running" | undefined;
@@ -43,13 +40,10 @@ export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Pr
     const all = [...extra, ...cond];
     return all.length > 0 ? `WHERE ${all.join(" AND ")}` : "";
   };
-  // One job's queued jobs: along its index, bounded as one range of the index's keys. With the name as an
-  // equality the planner could walk the primary key instead, past every newer job of other names.
-  const queued = name === undefined
-    ? `SELECT * FROM ${t.queue} q ${where("q.status = 'queued'")} ORDER BY q.id DESC LIMIT ${take}`
-    : `SELECT * FROM ${t.queue} q WHERE q.status = 'queued' AND (q.job_name, q.id) >= (${name}, '${NIL}'::uuid)
-       AND (q.job_name, q.id) ${below === undefined ? `<= (${name}, '${MAX}'::uuid)` : `< (${name}, ${below})`}
-       ORDER BY q.job_name DESC, q.id DESC LIMIT ${take}`;
+  // One job's queued jobs: along its index, bounded by ranges alone. With the name as an equality the
+  // planner could walk the primary key instead, past every newer job of other names.
+  const byName = name === undefined ? cond : [`q.job_name >= ${name}`, below === undefined ? `q.job_name <= ${name}` : `(q.job_name, q.id) < (${name}, ${below})`];
+  const queued = `SELECT * FROM ${t.queue} q WHERE ${["q.status = 'queued'", ...byName].join(" AND ")} ORDER BY ${name === undefined ? "" : "q.job_name DESC, "}q.id DESC LIMIT ${take}`;
   // OFFSET 0 keeps the order out of the subquery, so the running rows come from the lease index
   // and are sorted, never found by walking the primary key past every queued job.
   const running = `SELECT * FROM (SELECT * FROM ${t.queue} q ${where("q.status = 'running'")} OFFSET 0) q ORDER BY q.id DESC LIMIT ${take}`;

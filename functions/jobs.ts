@@ -1,12 +1,8 @@
 // Your jobs: the one module `npm run dev`, the `pgtick` CLI, `npm run migrate:deploy` and both
 // platforms' entrypoints build their queue from. Replace these examples with your own.
 // zod/mini keeps the worker bundle small; `import { z } from "zod"` works the same with the library.
-import en from "zod/v4/locales/en.js";
 import * as z from "zod/mini";
 import { type AnyJobs, type Db, defineJob, defineSchedule } from "pgtick";
-
-// zod/mini loads no error messages of its own: English ones, for the API's invalid_payload details.
-z.config(en());
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {

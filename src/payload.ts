@@ -24,12 +24,33 @@ const withOptions = (issues: ReadonlyArray<ZodIssueLike>, out: ZodIssueLike[], m
       continue;
     }
     const path = [...at, ...i.path];
-    out.push({ path, message: option + i.message, code: i.code });
+    out.push({ path, message: option + plain(i), code: i.code });
     if (i.code === "invalid_union" && Array.isArray(i.errors) && depth < UNION_DEPTH) {
       i.errors.forEach((branch, n) => (more += withOptions(branch, out, max, path, `${option}option ${n + 1}: `, depth + 1)));
     }
   }
   return more;
+};
+
+/**
+ * zod/mini loads no messages: each issue says only "Invalid input", and an app had to load zod's English
+ * locale (about 1 KB gzip in a Worker) for better. Said here from the issue's own fields instead.
+ */
+const plain = (i: ZodIssueLike): string => {
+  const x = i as ZodIssueLike & Record<string, unknown>;
+  if (i.message !== "Invalid input") return i.message;
+  const bound = (word: string, op: string, n: unknown) =>
+    `${word}: expected ${x.origin} ${x.origin === "string" || x.origin === "array" ? "to have" : "to be"} ${op}${x.inclusive === false ? "" : "="}${n}${x.origin === "string" ? " characters" : x.origin === "array" ? " items" : ""}`;
+  switch (i.code) {
+    case "invalid_type": return `Invalid input: expected ${x.expected}`;
+    case "too_small": return bound("Too small", ">", x.minimum);
+    case "too_big": return bound("Too big", "<", x.maximum);
+    case "invalid_format": return `Invalid ${x.format}`;
+    case "invalid_value": return `Invalid option: expected one of ${(x.values as unknown[]).map((v) => JSON.stringify(v)).join("|")}`;
+    case "unrecognized_keys": return `Unrecognized key(s): ${(x.keys as string[]).join(", ")}`;
+    case "not_multiple_of": return `Invalid number: expected a multiple of ${x.divisor}`;
+    default: return i.message;
+  }
 };
 
 export const describeIssues = (given: ReadonlyArray<ZodIssueLike>) => {

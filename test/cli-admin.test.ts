@@ -61,6 +61,21 @@ describe("dead-letters", () => {
     expectOneLineError(await cli(["dead-letters", "list", "--cursor", "garbage!"]), EXIT.rejected, /cursor is not one this API returned/);
   });
 
+  it("prints what a job's caller sent inert: control characters in errors and payloads are escaped, never sent to the terminal", async () => {
+    const { cli } = await fresh();
+    // An error text carrying what was enqueued: clear the screen, retitle the terminal, forge a line.
+    const sku = "\u001b]0;owned\u0007\u001b[2J\u009b31m\rfake line";
+    const [id] = await deadLetters(cli, [sku]);
+    for (const args of [["dead-letters", "list"], ["dead-letters", "show", id!], ["runs", "list"], ["dead-letters", "list", "--json"]]) {
+      const r = await cli(args);
+      expect(r.code, args.join(" ")).toBe(0);
+      expect(r.stdout, args.join(" ")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
+    expect((await cli(["dead-letters", "show", id!])).stdout).toContain("answered 503 for \\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u000dfake line");
+    // --json stays JSON, and means the same.
+    expect(json<{ items: Array<{ lastError: string }> }>(await cli(["dead-letters", "list", "--json"])).items[0]!.lastError).toContain(sku);
+  });
+
   it("replays one, with an edited payload, in bulk, and refuses conflicts", async () => {
     const { cli, rows } = await fresh();
     const [a, b, c, d] = await deadLetters(cli, ["SKU-1", "SKU-2", "SKU-3", "SKU-4"]);

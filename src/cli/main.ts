@@ -10,6 +10,7 @@ import { statsCommand } from "./commands/stats.js";
 import { tickCommand } from "./commands/tick.js";
 import { type CliIo, Session } from "./session.js";
 import { unknownVariables } from "../settings/catalog.js";
+import { inert } from "../terminal.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
 const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
@@ -106,8 +107,8 @@ const findCommand = (words: readonly string[]): CommandSpec | undefined =>
  */
 export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCode> => {
   const fail = (e: unknown, verbose: boolean): ExitCode => {
-    io.stderr(`pgtick: ${oneLine(e)}\n`);
-    if (verbose && e instanceof Error && e.stack && !(e instanceof CliError)) io.stderr(`${e.stack}\n`);
+    io.stderr(`pgtick: ${inert(oneLine(e), false)}\n`);
+    if (verbose && e instanceof Error && e.stack && !(e instanceof CliError)) io.stderr(`${inert(e.stack)}\n`);
     return exitCodeFor(e);
   };
   // First pass, loosely: which command is it? Its own options are known only after that.

@@ -10,6 +10,7 @@ import { jsonLogger, type Logger } from "../log.js";
 import { errorText } from "../error-text.js";
 import { isJobsError } from "../errors.js";
 import { CliError, EXIT, oneLine } from "../exit-codes.js";
+import { inert } from "../terminal.js";
 
 /**
  * How long a connection attempt may take before the database counts as unreachable: the URL's
@@ -75,7 +76,7 @@ export class Session {
 
   /** Log lines go to stderr, so stdout stays the command's output. */
   get logger(): Logger {
-    return jsonLogger(this.globals.verbose ? "debug" : "warn", (line) => this.io.stderr(`${line}\n`));
+    return jsonLogger(this.globals.verbose ? "debug" : "warn", (line) => this.io.stderr(`${inert(line)}\n`));
   }
 
   databaseUrl(): string {
@@ -159,7 +160,8 @@ export class Session {
   }
 
   out(text: string): void {
-    this.io.stdout(text.endsWith("\n") ? text : `${text}\n`);
+    const shown = inert(text);
+    this.io.stdout(shown.endsWith("\n") ? shown : `${shown}\n`);
   }
 
   /** `--json` prints the value; otherwise `human` says it for people. */

@@ -43,6 +43,16 @@ const appliedUpTo = async (db: Db, t: ReturnType<typeof tablesFor>): Promise<num
   }
 };
 
+/** What code meets on tables behind it: `invalid_config`, saying what to run. */
+export const schemaBehind = (prefix: string, at: number, cause?: string): JobsError =>
+  new JobsError(
+    "invalid_config",
+    at === 0
+      ? `the tables ${prefix}* do not exist yet: run \`pgtick migrate\` first (or jobs.migrate())`
+      : `the database's tables are at migration ${at} and this release needs ${LATEST_MIGRATION}: run \`pgtick migrate\` (npm run migrate:deploy) before this release starts`,
+    { migration: at, needs: LATEST_MIGRATION, ...(cause === undefined ? {} : { cause }) },
+  );
+
 /** `db`, whose statements that fail on a schema behind this release throw `invalid_config` saying so. */
 export const schemaChecked = (db: Db, prefix: string): Db => {
   const t = tablesFor(prefix);
@@ -53,13 +63,7 @@ export const schemaChecked = (db: Db, prefix: string): Db => {
       if (!SCHEMA_MISSES.has(codeOf(e) as string)) throw e;
       const at = await appliedUpTo(db, t);
       if (at === undefined || at >= LATEST_MIGRATION) throw e;
-      throw new JobsError(
-        "invalid_config",
-        at === 0
-          ? `the tables ${t.prefix}* do not exist yet: run \`pgtick migrate\` first (or jobs.migrate())`
-          : `the database's tables are at migration ${at} and this release needs ${LATEST_MIGRATION}: run \`pgtick migrate\` (npm run migrate:deploy) before this release starts`,
-        { migration: at, needs: LATEST_MIGRATION, cause: (e as Error).message },
-      );
+      throw schemaBehind(t.prefix, at, (e as Error).message);
     }
   };
   return { query, statementsAtOnce: db.statementsAtOnce, maxResultBytes: db.maxResultBytes };

@@ -83,6 +83,26 @@ it("says a database behind this release is behind, and what to run, instead of P
   expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: expect.any(Number) });
 });
 
+it("a tick on tables a few migrations behind fails, saying so, and so does the health check (the tick's give-back, which those tables take, had it end as if all was well)", async () => {
+  const { createJobs, defineJob, isJobsError, silentLogger } = await import("../src/index.js");
+  const { z } = await import("zod");
+  // 014: the claim needs later ones, the final statement's give-back does not.
+  await migrate(db, "b14_", migrations.filter((m) => m.version <= 14));
+  const ran: string[] = [];
+  const job = defineJob({ name: "ok", schema: z.object({}), handler: () => void ran.push("ok") });
+  const jobs = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "b14_" }, logger: silentLogger });
+  await pool.query(`INSERT INTO b14_queue (id, job_name, payload) VALUES (gen_random_uuid(), 'ok', '{}')`);
+  for (const attempt of [() => jobs.tick({ budgetMs: 5_000 }), () => jobs.health()]) {
+    const e = await attempt().catch((x: unknown) => x);
+    expect(isJobsError(e) && e.code).toBe("invalid_config");
+    expect((e as Error).message).toMatch(new RegExp(`at migration 14 and this release needs ${migrations.at(-1)!.version}`));
+  }
+  expect(ran).toEqual([]);
+  await migrate(db, "b14_", migrations);
+  expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+  expect(await jobs.health()).toMatchObject({ ok: true });
+});
+
 it("applies nothing for a migrate interrupted while it waits for another's lock (it applied everything once the lock freed)", async () => {
   const { spawn } = await import("node:child_process");
   const { FROM_SOURCE, isolatedEnv } = await import("./support/isolated-env.js");

@@ -184,6 +184,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const retryInMs = failures.failed(error, Date.now());
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;
+      if (failures.fatal) stopped = true;
       logger.log("error", "tick statement failed", { error: errorText(error), retryInMs, runs: runs.size, maxInFlight });
     } finally {
       claiming -= want;
@@ -293,8 +294,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       const handoff = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
       const final = finalInput(requeue, lateClaims, slot, handoff, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
       let result: StepResult | undefined;
-      // Failed, it is sent again after its pause while the grace lasts: it carries what the runs owe.
-      for (let at = 0; !result && (at === 0 || at < (owedOnly ? 0 : deadline + limits.graceMs)); at = failures.waitUntil(Date.now()) ?? Date.now()) {
+      // Failed, it is sent again after its pause while the grace lasts: it carries what the runs owe (once, after a failure no retry mends).
+      for (let at = 0; !result && (at === 0 || at < (owedOnly || failures.fatal ? 0 : deadline + limits.graceMs)); at = failures.waitUntil(Date.now()) ?? Date.now()) {
         if (at > Date.now()) await nap(at - Date.now());
         else result = await step(final, pending.splice(0), [...requeue, ...lateClaims]);
       }

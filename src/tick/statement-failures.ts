@@ -1,3 +1,5 @@
+import { isJobsError } from "../errors.js";
+
 /** How long a tick waits before it sends again after one, two, three or more failed statements in a row. */
 export const RETRY_AFTER_FAILURE_MS = [250, 500, 1_000, 2_000] as const;
 
@@ -14,8 +16,14 @@ export const RETRY_AFTER_FAILURE_MS = [250, 500, 1_000, 2_000] as const;
 export class StatementFailures {
   private streak = 0;
   private until = 0;
-  /** The failure that has not been followed by a statement that succeeded. */
+  /** The failure that has not been followed by a statement that succeeded (or one no success mends). */
   last: { error: unknown } | undefined;
+  /**
+   * A failure no retry mends: a setting, or tables behind this release (`invalid_config`). The tick stops
+   * and throws it, whatever its last statements did: a give-back that the old tables still take had the
+   * tick end as if all was well, running nothing, the cron's status green.
+   */
+  fatal: { error: unknown } | undefined;
 
   /** Records a failure; returns how long the tick waits before it sends again. */
   failed(error: unknown, now: number): number {
@@ -23,13 +31,14 @@ export class StatementFailures {
     this.streak++;
     this.until = now + wait;
     this.last = { error };
+    if (isJobsError(error) && error.code === "invalid_config") this.fatal ??= this.last;
     return wait;
   }
 
   succeeded(): void {
     this.streak = 0;
     this.until = 0;
-    this.last = undefined;
+    this.last = this.fatal;
   }
 
   /** When the tick may send again, if it must wait (else undefined). */

@@ -341,6 +341,18 @@ describe("tick", () => {
     expect(new Set(delays.map((d) => Math.round(d / 100))).size).toBeGreaterThan(10);
   });
 
+  it("refuses a handoff it was not given, naming it, and touches nothing (PostgreSQL's cast error before)", async () => {
+    const ran: number[] = [];
+    const job = defineJob({ name: "h", schema: z.object({}), handler: () => void ran.push(1) });
+    const jobs = await h.isolated([job]);
+    await jobs.enqueue("h", {});
+    for (const handoff of [{ slot: 1, token: "abc" }, { slot: 1.5, token: crypto.randomUUID() }, { slot: 0, token: crypto.randomUUID() }, null]) {
+      await expect(jobs.tick({ budgetMs: 2_000, handoff: handoff as never }), JSON.stringify(handoff)).rejects.toMatchObject({ code: "invalid_options", details: { field: "handoff" } });
+    }
+    expect(ran).toEqual([]);
+    expect(await h.rows(`SELECT 1 FROM ${jobs.tables.queue} WHERE status = 'running'`)).toEqual([]);
+  });
+
   it("writes structured JSON log lines", async () => {
     const lines: string[] = [];
     const logged = defineJob({ name: "logged", schema: z.object({}), handler: (_p, ctx) => ctx.log("info", "hello from the handler", { step: 1 }) });

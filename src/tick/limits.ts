@@ -1,4 +1,5 @@
 import type { JobsSettings } from "../settings/library.js";
+import { isUuid } from "../store/shared/sql.js";
 import { JobsError } from "../errors.js";
 import type { TickOptions } from "./types.js";
 
@@ -61,5 +62,8 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   const claimForMs = millis("claimForMs", options.claimForMs, Number.POSITIVE_INFINITY);
   const inFlight = statementsAtOnce === 1 ? 1 : 2;
+  // What a tick's spawn hands on, given back as it was (a transport of one's own may garble it).
+  const h = options.handoff;
+  if (h !== undefined && !(Number.isInteger(h?.slot) && h.slot >= 1 && typeof h.token === "string" && isUuid(h.token))) bad("handoff", "the { slot, token } a spawn was given", h);
   return { budgetMs, concurrency, batchSize, inFlight, claimCutoffMs, claimForMs, graceMs };
 };

@@ -1,7 +1,7 @@
 import { checkEnv, unknownVariables } from "../src/settings/catalog.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
+import { createJobs, defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
 
 describe("settings", () => {
   it("parses durations as 30s, 2m, 1h, 250ms or plain milliseconds", () => {
@@ -28,6 +28,13 @@ describe("settings", () => {
       expect(() => settingsFromEnv(env, { concurrency: 0 })).toThrow(/^concurrency must be/);
     }
     expect(() => settingsFromEnv({ JOBS_CONCURRENCY: "0" }, { leaseMs: 60_000 })).toThrow(/^JOBS_CONCURRENCY must be/);
+  });
+
+  it("refuses a setting in code it does not know (a misspelt one was dropped without a word)", () => {
+    for (const input of [{ concurency: 50 }, { tablePrefx: "app_" }]) {
+      expect(() => settingsFromEnv({}, input as never)).toThrow(new RegExp(`^${Object.keys(input)[0]} is no setting pgtick knows`));
+    }
+    expect(() => createJobs({ db: { query: async () => ({ rows: [], rowCount: 0 }) }, jobs: [], settings: { concurency: 5 } as never })).toThrow(/concurency is no setting/);
   });
 
   it("reads counts as decimal digits only: hex and exponents are refused, not read as 16 and 100", () => {

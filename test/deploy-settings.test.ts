@@ -182,3 +182,18 @@ describe("what the database refuses for the deployment's part", () => {
     }
   });
 });
+
+describe("a variable pgtick does not know", () => {
+  it("is named in a warning when a platform's app is made, as the CLI and npm run dev name it (it was ignored without a word)", () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
+    try {
+      vercelApi({ jobs: [job] }, { env: { DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, JOBS_CONCURENCY: "5", JOBS_KICK: "off" } });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.map((l) => JSON.parse(l) as { level: string; msg: string })).toEqual([
+      expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^JOBS_CONCURENCY is no setting pgtick knows; it is ignored/) }),
+    ]);
+  });
+});

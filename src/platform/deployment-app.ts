@@ -2,6 +2,8 @@ import type { Context, Hono } from "hono";
 import { createApp } from "../http/api-app.js";
 import { jobsFromModule } from "../module/jobs-module.js";
 import type { Env } from "../settings/parse.js";
+import { unknownVariables } from "../settings/catalog.js";
+import { jsonLogger } from "../log.js";
 import type { TickReport } from "../tick/types.js";
 import { platformSettings } from "./budget.js";
 import { checkKickSettings } from "./kick.js";
@@ -29,8 +31,10 @@ export interface DeploymentApp extends Deployment {
  * (opened on first use, closed after the response), `/api/tick` run the
  * platform's way, and the kick hook on enqueues of jobs that are due now.
  */
-export const deploymentApp = (d: DeploymentApp): Hono =>
-  createApp({
+export const deploymentApp = (d: DeploymentApp): Hono => {
+  // A misspelt variable (JOBS_CONCURENCY) would otherwise be ignored without a word.
+  for (const name of unknownVariables(d.env)) jsonLogger().log("warn", `${name} is no setting pgtick knows; it is ignored`);
+  return createApp({
     env: d.env,
     jobs: async () => {
       // Fails at the first request, with the variable named, when a setting is wrong.
@@ -51,3 +55,4 @@ export const deploymentApp = (d: DeploymentApp): Hono =>
     openApi: d.openApi,
     onEnqueued: d.onDueNow ? ({ dueNow }, c) => (dueNow ? d.onDueNow!(c) : undefined) : undefined,
   });
+};

@@ -109,6 +109,8 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
   };
   if (settings.maxTicks > MAX_TICK_SLOTS) bad(n("maxTicks"), `at most ${MAX_TICK_SLOTS}`, merged.maxTicks);
   if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
+  // A misspelt setting (concurency) would otherwise be dropped without a word, as a misspelt option would.
+  for (const k of Object.keys(input)) if (!(k in ENV_NAMES)) throw new JobsError("invalid_config", `${k} is no setting pgtick knows`, { setting: k });
   return settings;
 };
 

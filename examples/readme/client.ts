@@ -3,7 +3,8 @@ import { createClient, JobsApiError, JobsWaitError } from "pgtick/client";
 import type { jobList } from "./http-server.js"; // the array of defineJob results the server uses
 
 const client = createClient<typeof jobList>({ baseUrl: process.env.API_URL ?? "http://127.0.0.1:3000", token: process.env.JOBS_API_TOKEN! });
-const { id } = await client.enqueue("send-email", { to: "ada@example.com" }, { idempotencyKey: "welcome-42" });
+// A key of its own: the curl above queued welcome-42 a minute out, and this would get that job back.
+const { id } = await client.enqueue("send-email", { to: "ada@example.com" }, { idempotencyKey: "welcome-43" });
 // client.enqueue("send-email", { to: 42 })  -> a compile error; the server would answer 422 invalid_payload
 const result = await client.waitForResult(id, { timeoutMs: 30_000 }); // typed: { accepted: boolean }
 console.log(result.accepted);

@@ -28,7 +28,8 @@ const jobs = createJobs({
 await jobs.migrate();
 await jobs.tick();                                   // syncs the schedules table, enqueues due occurrences
 
-const { items: [info] } = await jobs.schedules.list({ next: 3 }); // next 3 occurrences, last job, description
+const { items } = await jobs.schedules.list({ next: 3 }); // by name: next 3 occurrences, last job, description
+const info = items.find((s) => s.name === "ny-morning-report");
 console.log(info?.description, info?.nextRuns);      // "at 08:30 on weekdays (America/New_York)" [...]
 await jobs.schedules.pause("hourly-sync");           // enqueues nothing until resumed; nextRuns: []
 await jobs.schedules.resume("hourly-sync");          // restarts from the first occurrence after now

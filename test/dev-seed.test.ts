@@ -30,6 +30,8 @@ it("says a failed seed is the jobs module's, and seeds at the next start once it
   const server = await start();
   try {
     expect(lines.join("\n")).toContain("example jobs enqueued");
+    // The banner's curl to try enqueues a job this module has (it named the example's send-welcome, whatever the module).
+    expect(lines.join("\n")).toContain(`-d '{"job":"seeded","payload":{}}'   # with its payload`);
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     expect((await client.query("SELECT job_name FROM jobs_queue")).rows).toEqual([{ job_name: "seeded" }]);

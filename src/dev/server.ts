@@ -18,6 +18,7 @@ import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
 import { CONNECT_TIMEOUT_MS } from "../platform/connection.js";
 import { jobsFromModule } from "../module/jobs-module.js";
+import type { AnyJob } from "../job.js";
 import { devLogger } from "./log.js";
 import { devPaths, type DevServerInfo, runningDevServer } from "./paths.js";
 import { type DevPostgres, startDevPostgres } from "./postgres.js";
@@ -81,6 +82,13 @@ const checkPort = async (port: number, host: string, name = "PORT"): Promise<voi
 };
 
 /** How this machine reaches an address the server listens on (an IPv6 literal in brackets; any address via localhost). */
+/** An enqueue to try, as the curl's -d argument: the example job's, or a job of the module's own with its payload to fill in. */
+const tryBody = (jobs: readonly AnyJob[]): string => {
+  const example = jobs.length === 0 || jobs.some((j) => j.name === "send-welcome");
+  const body = example ? { job: "send-welcome", payload: { email: "ada@example.com", name: "Ada" } } : { job: jobs[0]!.name, payload: {} };
+  return `'${JSON.stringify(body).replace(/'/g, "'\\''")}'${example ? "" : "   # with its payload"}`;
+};
+
 export const urlHost = (host: string): string =>
   host === "127.0.0.1" || host === "::" || host === "localhost" ? "localhost" : host === "0.0.0.0" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
 
@@ -215,7 +223,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
         `  tokens in   ${paths.secrets}`,
         "",
         `  try: curl -s -X POST ${url}/api/jobs -H "Authorization: Bearer ${secrets.JOBS_API_TOKEN}" \\`,
-        `         -H "Content-Type: application/json" -d '{"job":"send-welcome","payload":{"email":"ada@example.com","name":"Ada"}}'`,
+        `         -H "Content-Type: application/json" -d ${tryBody(mod.jobs)}`,
         `       npx pgtick stats`,
         "",
         "Ctrl-C stops it; the data stays for the next start.",

@@ -194,6 +194,10 @@ describe("dead letters", () => {
       expectError(res, 422, "invalid_options");
       expect(res.body.error.details.field).toBe(path.split("?")[1]!.slice(0, -1));
     }
+    // A route that takes no parameters refuses one, as the lists refuse a name they do not know (it was ignored).
+    const stats = await call("GET", "/api/stats?minutes=false");
+    expectError(stats, 422, "invalid_options");
+    expect(stats.body.error.details.field).toBe("minutes");
     // And in the library, a replay of nothing given says what to give (a TypeError before).
     await expect(jobs.deadLetters.replayMany(undefined as never)).rejects.toMatchObject({ code: "invalid_options" });
   });

@@ -2,6 +2,7 @@ import { errorText } from "../../error-text.js";
 import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
+import { queryParams } from "../params.js";
 import { ApiError, errorResponse, misconfiguration } from "../api-errors.js";
 
 /**
@@ -38,6 +39,8 @@ const sameJobs = (a: ReadonlyMap<string, AnyJob>, b: ReadonlyMap<string, AnyJob>
 
 export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" | "openapi"> = {
   async stats(c) {
+    // It takes none: a parameter given is a mistake to say (it was ignored).
+    queryParams(c, "stats");
     return c.json(await (await jobsOf(c)).stats());
   },
   // Open: no secrets in the answer, only whether the database answers and when a tick last ran.

@@ -16,7 +16,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding a connection (two while a second statement is out, on a pool); `1` is one tick at a time, at most 256"],
   JOBS_CLAIM_INTERVAL: ["1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often"],
   JOBS_TABLE_PREFIX: ["`jobs_`", "prefix of every table, so several queues can share a database"],
-  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted, as stored (PostgreSQL writes a number with an exponent in all its digits: `1e308` takes 309 bytes); at most 16 MiB"],
+  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted: its JSON in UTF-8, numbers counted as stored (PostgreSQL writes `1e308` in 309 digits); at most 16 MiB"],
   JOBS_MAX_ATTEMPTS: ["5", "for jobs that do not say (1 to 1,000)"],
   JOBS_HISTORY_RETENTION: ["7d", "how long run history (every attempt, with output, error, stack and logs) is kept; `off` records none"],
   JOBS_METRICS_RETENTION: ["30d", "how long the counts, duration histograms and queue depths are kept: per minute for the last 75 minutes or so, then folded into quarter-hours (a busy tick's cleanup does it)"],

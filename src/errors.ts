@@ -57,3 +57,19 @@ export class MigrationLocked extends Error {
     );
   }
 }
+
+/**
+ * What the deployment got wrong, when that is what an error says (a setting; the database named by
+ * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
+ * database being down. "" for a setting (the logs name it), undefined when it is something else.
+ */
+export const misconfiguration = (e: unknown): string | undefined => {
+  if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;
+  const state = (e as { code?: unknown } | null)?.code;
+  // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
+  if (state === "42501") return " (its database role may not use a table it needs)";
+  if (state === "3D000") return " (DATABASE_URL's database does not exist)";
+  // invalid_authorization_specification, invalid_password: a role or password the server refuses.
+  if (typeof state === "string" && state.startsWith("28")) return " (DATABASE_URL's role or password is refused)";
+  return undefined;
+};

@@ -83,3 +83,8 @@ export const uuidv7Time = (id: string): number | null => {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(id)) return null;
   return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID as text (any version): what PostgreSQL's `::uuid` takes. */
+export const isUuid = (value: unknown): value is string => typeof value === "string" && UUID.test(value);

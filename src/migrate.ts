@@ -8,6 +8,7 @@ import { tablesFor } from "./store/shared/tables.js";
  * its `workerd` condition gives stand-ins that say migrations run from Node, and the bundle carries neither.
  */
 export { migrate, migrationStatement } from "#migrations";
+export { LATEST_MIGRATION };
 
 export interface Migration {
   readonly version: number;

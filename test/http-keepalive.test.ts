@@ -7,7 +7,7 @@ import { createAdaptorServer, serve } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../src/http/index.js";
-import { drainBound } from "../src/http/drain.js";
+import { drainBound } from "../src/body-drain.js";
 import { defineJob } from "../src/index.js";
 import { API_TOKENS, NEW_TOKEN } from "./http-support.js";
 import { harness } from "./support/harness.js";

@@ -6,6 +6,7 @@ import { discardDeadLetters } from "../store/admin/dead-letter-discard.js";
 import { getDeadLetter } from "../store/admin/dead-letter-get.js";
 import { listDeadLetters, type ListDeadLettersQuery } from "../store/admin/dead-letters-list.js";
 import { readHealth } from "../store/admin/health.js";
+import { LATEST_MIGRATION, schemaBehind } from "../migrate.js";
 import { cancelJob } from "../store/admin/job-cancel.js";
 import { waitingOn } from "../flow/waiting.js";
 import { getJob } from "../store/admin/job-get.js";
@@ -148,7 +149,10 @@ export const queueAdmin = (env: {
     },
     series: (range) => getSeries(db, t, seriesRange(range)),
     async health() {
-      return { ok: true, ...(await readHealth(db, t)) };
+      const { lastTickAt, migration } = await readHealth(db, t);
+      // Tables behind this release are no health: its ticks refuse to run on them.
+      if (migration < LATEST_MIGRATION) throw schemaBehind(t.prefix, migration);
+      return { ok: true, lastTickAt };
     },
     runs: {
       list: (query) => listRuns(db, t, query),

@@ -2,8 +2,8 @@
 /** @jsxImportSource hono/jsx */
 import { BodyCut } from "../body-limit.js";
 import { LOGIN_FORM_BYTES, readForm, SESSION_FORM_BYTES } from "./form-body.js";
-import { drainBound, settleBody } from "../http/drain.js";
-import { misconfiguration } from "../http/api-errors.js";
+import { drainBound, settleBody } from "../body-drain.js";
+import { misconfiguration } from "../errors.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import type { Env } from "../settings/library.js";

@@ -1,5 +1,5 @@
 import { declaredOver, readUpTo } from "../body-limit.js";
-import { leaveUnread } from "../http/drain.js";
+import { leaveUnread } from "../body-drain.js";
 import type { Form } from "./dashboard-app.js";
 
 /** The login form: a password and where to go next. */

@@ -18,7 +18,6 @@ import { jsonLogger, type Logger, type LogLevel } from "../log.js";
 import { kickBudgetMs, kickEnabled } from "../platform/budget.js";
 import { CONNECT_TIMEOUT_MS } from "../platform/connection.js";
 import { jobsFromModule } from "../module/jobs-module.js";
-import type { AnyJob } from "../job.js";
 import { devLogger } from "./log.js";
 import { devPaths, type DevServerInfo, runningDevServer } from "./paths.js";
 import { type DevPostgres, startDevPostgres } from "./postgres.js";
@@ -83,7 +82,7 @@ const checkPort = async (port: number, host: string, name = "PORT"): Promise<voi
 
 /** How this machine reaches an address the server listens on (an IPv6 literal in brackets; any address via localhost). */
 /** An enqueue to try, as the curl's -d argument: the example job's, or a job of the module's own with its payload to fill in. */
-const tryBody = (jobs: readonly AnyJob[]): string => {
+const tryBody = (jobs: ReadonlyArray<{ readonly name: string }>): string => {
   const example = jobs.length === 0 || jobs.some((j) => j.name === "send-welcome");
   const body = example ? { job: "send-welcome", payload: { email: "ada@example.com", name: "Ada" } } : { job: jobs[0]!.name, payload: {} };
   return `'${JSON.stringify(body).replace(/'/g, "'\\''")}'${example ? "" : "   # with its payload"}`;

@@ -11,7 +11,7 @@ import type { TickRequest } from "./tick-request.js";
 import { secretsFrom } from "./auth.js";
 import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { type AnyJobs, type ApiConfig, type ApiEnv, type Handlers, notifyEnqueued } from "./api-context.js";
-import { drainBound, settleBody } from "./drain.js";
+import { drainBound, settleBody } from "../body-drain.js";
 import { ApiError, classify, errorResponse } from "./api-errors.js";
 import { methodsByPath, ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
 import { deadLetterHandlers } from "./routes/dead-letters.js";

@@ -1,7 +1,7 @@
 import { BodyCut } from "../body-limit.js";
 import type { Context } from "hono";
 import { databaseUnavailable, StatementTimeout } from "../db.js";
-import { isJobsError, type JobsErrorCode } from "../errors.js";
+import { isJobsError, type JobsErrorCode, misconfiguration } from "../errors.js";
 
 /** Every code the API answers with. JobsError codes plus the few only HTTP has. */
 export type ApiErrorCode = JobsErrorCode | "no_route" | "method_not_allowed" | "internal" | "unavailable";
@@ -62,22 +62,6 @@ const sqlState = (e: unknown): string | undefined => {
  * 22, data exception) is the client's input; anything else is a server fault
  * whose details are only logged.
  */
-/**
- * What the deployment got wrong, when that is what an error says (a setting; the database named by
- * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
- * database being down. "" for a setting (the logs name it), undefined when it is something else.
- */
-export const misconfiguration = (e: unknown): string | undefined => {
-  if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;
-  const state = sqlState(e);
-  // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
-  if (state === "42501") return " (its database role may not use a table it needs)";
-  if (state === "3D000") return " (DATABASE_URL's database does not exist)";
-  // invalid_authorization_specification, invalid_password: a role or password the server refuses.
-  if (state?.startsWith("28")) return " (DATABASE_URL's role or password is refused)";
-  return undefined;
-};
-
 export const classify = (
   e: unknown,
 ): { code: ApiErrorCode; message: string; details?: unknown; headers?: Record<string, string>; fault: boolean; passing?: boolean } => {

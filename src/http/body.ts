@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { declaredOver, readUpTo } from "../body-limit.js";
 import { JobsError } from "../errors.js";
-import { leaveUnread } from "./drain.js";
+import { leaveUnread } from "../body-drain.js";
 import { ApiError } from "./api-errors.js";
 import { jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../payload.js";
 

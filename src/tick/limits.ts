@@ -1,5 +1,5 @@
 import type { JobsSettings } from "../settings/library.js";
-import { isUuid } from "../store/shared/sql.js";
+import { isUuid } from "../ids.js";
 import { JobsError } from "../errors.js";
 import type { TickOptions } from "./types.js";
 

@@ -99,7 +99,6 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const send = (input: StepInput) => (statements++, runStep(db, tables, { ...input, history }, { timeoutMs: bound(input.slot?.mode === "release") }));
   // What extensions (schedules) send is bounded and counted like the tick's own statements.
   const boundedDb: Db = { query: (text, params, opts) => (statements++, db.query(text, params, { ...opts, timeoutMs: opts?.timeoutMs ?? bound(false) })) };
-
   const late = lateSettler((input, timeoutMs) => runStep(db, tables, { ...input, history }, { timeoutMs }), lateBound, logger);
 
   const start = (row: ClaimedRow, owner: string) => {

@@ -3,7 +3,8 @@ import { readTickRequest } from "../tick-request.js";
 import type { AnyJob } from "../../job.js";
 import { type Handler, type Handlers, jobsOf } from "../api-context.js";
 import { queryParams } from "../params.js";
-import { ApiError, errorResponse, misconfiguration } from "../api-errors.js";
+import { ApiError, errorResponse } from "../api-errors.js";
+import { misconfiguration } from "../../errors.js";
 
 /**
  * The tick: CRON_SECRET only (checked by the route's auth). A platform runs it its own way

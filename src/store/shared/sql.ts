@@ -3,10 +3,8 @@ import { longerThan, MAX_KEY_CHARS } from "../../terms.js";
 
 /** SQL pieces every read shares: ids, timestamps, text filters. */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Ids reach SQL as `::uuid`; anything else would be a cast error, so callers treat it as "no such row". */
-export const isUuid = (value: unknown): value is string => typeof value === "string" && UUID.test(value);
+export { isUuid } from "../../ids.js";
 
 /** A timestamp as UTC ISO 8601 with microseconds: the same text on every driver and session time zone. */
 export const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;

@@ -32,3 +32,6 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
 /** The most next runs a schedule lists, and a page of schedules may compute in all (each costs the zone's arithmetic). */
 export const MAX_NEXT_RUNS = 100;
 export const MAX_RUNS_PER_PAGE = 5_000;
+
+/** How long run history is kept by default (`JOBS_HISTORY_RETENTION`), and what was recorded before history was turned off. */
+export const DEFAULT_HISTORY_RETENTION_MS = 7 * 86_400_000;

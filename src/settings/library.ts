@@ -1,6 +1,6 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
-import { MAX_ATTEMPTS } from "../terms.js";
+import { DEFAULT_HISTORY_RETENTION_MS, MAX_ATTEMPTS } from "../terms.js";
 
 /** The most handlers one tick runs at once (the CLI's --concurrency takes as many). */
 export const MAX_CONCURRENCY = 10_000;
@@ -62,7 +62,7 @@ export const DEFAULT_SETTINGS: JobsSettings = {
   maxTicks: 4,
   graceMs: 5_000,
   claimIntervalMs: 1_000,
-  historyRetentionMs: 7 * 86_400_000,
+  historyRetentionMs: DEFAULT_HISTORY_RETENTION_MS,
   metricsRetentionMs: 30 * 86_400_000,
   deadLetterRetentionMs: false,
   maxOutputBytes: 65_536,

@@ -1,6 +1,7 @@
 import { MAX_PERIOD_MS } from "../flow/define.js";
 import { ratePadMs } from "../flow/spec.js";
 import type { JobsSettings } from "../settings/library.js";
+import { DEFAULT_HISTORY_RETENTION_MS } from "../terms.js";
 import type { Housekeeping } from "../store/tick/housekeeping.js";
 
 /** Rows per table one cleanup deletes: small enough never to hold up the statement it rides on. */
@@ -19,7 +20,9 @@ const FLOW_STALE_MS = MAX_PERIOD_MS + ratePadMs(MAX_PERIOD_MS);
 
 /** The retention settings as the cleanup that rides on a busy tick's final statement applies them, for a tick that claimed `claimed` runs. */
 export const housekeepingFor = (s: JobsSettings, claimed = 0): Housekeeping => ({
-  historyMs: s.historyRetentionMs === false ? 0 : s.historyRetentionMs,
+  // Off records none, and what was recorded before goes at the default retention: a tick with history off
+  // (a one-off drain, a release that turned it off) deleted every run at once, failures' records with them.
+  historyMs: s.historyRetentionMs === false ? DEFAULT_HISTORY_RETENTION_MS : s.historyRetentionMs,
   metricsMs: s.metricsRetentionMs,
   ...(s.deadLetterRetentionMs === false ? {} : { deadLettersMs: s.deadLetterRetentionMs }),
   flowStaleMs: FLOW_STALE_MS,

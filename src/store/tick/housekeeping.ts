@@ -1,7 +1,7 @@
 import type { Params, Tables } from "../shared/tables.js";
 
 export interface Housekeeping {
-  /** Runs older than this go (0: every run, history is off). */
+  /** Runs older than this go. */
   readonly historyMs: number;
   readonly metricsMs: number;
   /** Dead letters older than this go; absent: kept. */

@@ -638,5 +638,15 @@ describe("a refused action's page refreshes the page it was taken on", () => {
     const filtered = await (await app.request(`${ORIGIN}/dashboard/dead-letters?job=note`, { headers: { cookie } })).text();
     expect(filtered).toContain('action="/dashboard/dead-letters/replay?job=note"');
     expect(filtered).toContain('formaction="/dashboard/dead-letters/discard?job=note"');
+    // Done, every action comes back to the list as it was filtered: it came back to the whole list, whose
+    // "Replay all" then replayed every job's dead letters.
+    const id = /name="id" value="([0-9a-f-]{36})"/.exec(filtered)![1]!;
+    expect(filtered).toContain(`action="/dashboard/dead-letters/${id}/replay?job=note"`);
+    const one = await post(`/dashboard/dead-letters/${id}/replay?job=note`, { _csrf: csrf }, { cookie });
+    expect(one.headers.get("location")).toBe("/dashboard/dead-letters?job=note&done=replayed&n=1");
+    const all = await post("/dashboard/dead-letters/replay-all?job=note&reason=exhausted", { _csrf: csrf, job: "note", reason: "exhausted" }, { cookie });
+    expect(all.headers.get("location")).toMatch(/^\/dashboard\/dead-letters\?job=note&reason=exhausted&done=replayed&n=\d+$/);
+    const none = await post("/dashboard/dead-letters/discard?job=note&cursor=abc", { _csrf: csrf, id: crypto.randomUUID() }, { cookie });
+    expect(none.headers.get("location")).toBe("/dashboard/dead-letters?job=note&cursor=abc&done=discarded&n=0");
   });
 });

@@ -17,8 +17,11 @@ const issuesOf = (error: unknown): Issue[] => {
 /** Calls one "replay all matching" click makes at most, each reading up to 10,000 letters. */
 const CALLS_PER_CLICK = 10;
 
-const doneUrl = (base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) =>
-  `${base}/dead-letters${qs({ done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
+/** Back to the list as it was filtered and paged (the forms carry it), saying what was done. */
+const doneUrl = (c: DashboardContext, base: string, what: "replayed" | "discarded", n: number, skipped = 0, left = 0) => {
+  const at = (k: string) => q(c.req.query(k));
+  return `${base}/dead-letters${qs({ job: at("job"), reason: at("reason"), cursor: at("cursor"), done: what, n, skipped: skipped || undefined, left: left || undefined })}`;
+};
 
 
 export const deadLetterPages: Routes = (app, deps) => {
@@ -56,16 +59,16 @@ export const deadLetterPages: Routes = (app, deps) => {
     if (text === undefined) {
       try {
         await enqueued(deps, c, [(await jobs.deadLetters.replay(id)).id]);
-        return c.redirect(doneUrl(base, "replayed", 1), 303);
+        return c.redirect(doneUrl(c, base, "replayed", 1), 303);
       } catch (e) {
         // Already replayed (a double click, another operator): the job is queued once, and the page says so.
-        if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(base, "replayed", 0, 1), 303);
+        if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(c, base, "replayed", 0, 1), 303);
         return list(c, userError(e));
       }
     }
     const dead = await jobs.deadLetters.get(id);
     // Replayed or discarded meanwhile (another operator): said as the plain replay says it.
-    if (!dead) return c.redirect(doneUrl(base, "replayed", 0, 1), 303);
+    if (!dead) return c.redirect(doneUrl(c, base, "replayed", 0, 1), 303);
     const again = (issues: Issue[], alert?: string) =>
       c.html(<DeadDetail base={base} csrf={csrf} dead={dead} known={jobs.registry.has(dead.job)} edited={text} issues={issues} alert={alert} />, 422);
     let payload: unknown;
@@ -76,9 +79,9 @@ export const deadLetterPages: Routes = (app, deps) => {
     }
     try {
       await enqueued(deps, c, [(await jobs.deadLetters.replay(id, { payload })).id]);
-      return c.redirect(doneUrl(base, "replayed", 1), 303);
+      return c.redirect(doneUrl(c, base, "replayed", 1), 303);
     } catch (e) {
-      if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(base, "replayed", 0, 1), 303);
+      if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(c, base, "replayed", 0, 1), 303);
       if (isJobsError(e) && e.code === "conflict") return again([], e.message);
       return again(issuesOf(e), "The payload was not replayed: fix the errors below.");
     }
@@ -91,7 +94,7 @@ export const deadLetterPages: Routes = (app, deps) => {
     try {
       const result = await jobs.deadLetters.replayMany({ ids });
       await enqueued(deps, c, result.replayed);
-      return c.redirect(doneUrl(base, "replayed", result.replayed.length, result.skipped.length), 303);
+      return c.redirect(doneUrl(c, base, "replayed", result.replayed.length, result.skipped.length), 303);
     } catch (e) {
       return list(c, userError(e));
     }
@@ -125,7 +128,7 @@ export const deadLetterPages: Routes = (app, deps) => {
         cursor = result.nextCursor;
       }
       await enqueued(deps, c, replayed);
-      return c.redirect(doneUrl(base, "replayed", replayed.length, skipped, left), 303);
+      return c.redirect(doneUrl(c, base, "replayed", replayed.length, skipped, left), 303);
     } catch (e) {
       return list(c, userError(e));
     }
@@ -136,6 +139,6 @@ export const deadLetterPages: Routes = (app, deps) => {
     const ids = formList(c.var.form.id);
     if (ids.length === 0) return list(c, "Select at least one dead letter to discard.");
     const { discarded } = await jobs.deadLetters.discardMany(ids.slice(0, MAX_BULK_REPLAY));
-    return c.redirect(doneUrl(base, "discarded", discarded.length), 303);
+    return c.redirect(doneUrl(c, base, "discarded", discarded.length), 303);
   });
 };

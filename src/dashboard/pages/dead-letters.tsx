@@ -67,7 +67,7 @@ export const DeadList: FC<{
                 <PayloadCell row={d} />,
                 `${d.attempts}/${d.maxAttempts}`,
                 <Time iso={d.deadAt} />,
-                <form method="post" action={`${base}/dead-letters/${d.id}/replay`} class="inline">
+                <form method="post" action={`${base}/dead-letters/${d.id}/replay${here}`} class="inline">
                   <Csrf token={csrf} />
                   <button type="submit" aria-label={`Replay ${d.job} ${d.id.slice(0, 8)}`}>
                     Replay

@@ -109,6 +109,24 @@ describe("OpenTelemetry spans", () => {
     expect(ticksOf(jobs.tables.prefix)[0]!.attributes).toMatchObject({ "pgtick.tick.requeued": 1 });
   });
 
+  it("gives a requeued run the duration its history has, however long the final statement takes (it counted to the final statement's answer)", async () => {
+    const patient = defineJob({
+      name: "patient",
+      schema: z.object({}),
+      handler: (_p, ctx) => new Promise<void>((_resolve, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true })),
+    });
+    // The final statement (the one that requeues) answers 600 ms late, as a busy database's would.
+    const slow: Db = { query: async (text, params, o) => (/requeued AS \(/.test(text) && (await sleep(600)), h.db.query(text, params, o)) };
+    const jobs = createJobs({ db: slow, jobs: [patient], settings: { tablePrefix: `o${++queues}_`, leaseMarginMs: 1_000 }, logger: silentLogger, observer });
+    await jobs.migrate();
+    const { id } = await jobs.enqueue("patient", {});
+    expect(await jobs.tick({ budgetMs: 400, claimCutoffMs: 100 })).toMatchObject({ requeued: 1 });
+    const [run] = runsOf(jobs.tables.prefix);
+    const [history] = await h.rows<{ duration_ms: number }>(`SELECT duration_ms FROM ${jobs.tables.runs} WHERE job_id = $1`, [id]);
+    expect(run!.attributes["pgtick.run.duration_ms"]).toBe(history!.duration_ms);
+    expect(history!.duration_ms).toBeLessThan(600);
+  });
+
   it("ends a run whose write the fence refused (another tick took the job over) as lease_lost", async () => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));

@@ -13,7 +13,7 @@ import { type Run, TickDeadline } from "./run.js";
  */
 export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutShort = "deadline"): void => {
   for (const run of requeue) {
-    run.abandoned = true;
+    run.abandon();
     run.abort(new TickDeadline(CUT_SHORT[why]));
   }
   if (requeue.length === 0) return;

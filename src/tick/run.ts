@@ -97,8 +97,16 @@ export class Run {
     return this.controller.signal;
   }
 
+  /** When it was abandoned: its duration ends there, for the history and the observer alike (the observer read it after the final statement). */
+  private abandonedAt: number | undefined;
+
+  abandon(): void {
+    this.abandoned = true;
+    this.abandonedAt ??= Date.now();
+  }
+
   elapsed(): number {
-    return Date.now() - this.startedAt;
+    return (this.abandonedAt ?? Date.now()) - this.startedAt;
   }
 
   /** Runs the handler; never rejects, and never throws (a schema or logger that throws fails the attempt). */

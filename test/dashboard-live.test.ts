@@ -169,6 +169,17 @@ describe("live dashboard pages", () => {
     expect(polls.length).toBeGreaterThan(before);
   });
 
+  it("shows a job gone from an open page (its refresh answered 404), not the page as it was marked not up to date", async () => {
+    const { id } = await jobs.enqueue("quick", { n: 9 }, { delayMs: 600_000 });
+    await page.goto(url(`/jobs/${id}`));
+    expect(await badge(page)).toBe("queued");
+    // Gone with no history of it (history off, or past its retention).
+    await h.rows(`DELETE FROM ${jobs.tables.queue} WHERE id = $1`, [id]);
+    await expect.poll(() => page.locator("#gone").count(), LIVE).toBe(1);
+    expect(await page.locator("body[data-stale]").count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Cancel" }).count()).toBe(0);
+  });
+
   it("marks an open page as not up to date while its refresh fails, and clears it once one succeeds", async () => {
     await page.goto(url("/"));
     expect(await page.locator("body[data-stale]").count()).toBe(0);

@@ -4,10 +4,10 @@
  * `data-url` with the query that says which page of what, so it is not the action that is fetched) and swaps in each `[data-live]` region by id: the server
  * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
- * the session is gone (a redirect to the login), marking the page `data-ended`. A failed answer, or
+ * the session is gone (a redirect to the login), marking the page `data-ended`. A server's failure (5xx), or
  * no answer at all (none within two refreshes: a request held by a stalled database kept the page
  * unmarked, and polling, for as long), marks it as not up to date (`data-stale`) until one succeeds; the stylesheet
- * shows both. Its requests carry `x-pgtick-live: 1`.
+ * shows both. Another answer (a 404 for a job gone, a 400 for a filter) is the page now: swapped in like a 200. Its requests carry `x-pgtick-live: 1`.
  */
 const SOURCE = `(()=>{
 const u=document.querySelector("main[data-url]")?.dataset.url;
@@ -21,8 +21,8 @@ busy=1;
 try{
 const r=await fetch(location.href,{headers:{"x-pgtick-live":"1"},redirect:"manual",signal:AbortSignal.timeout(2*MS)});
 if(r.type=="opaqueredirect"||r.status==401){document.body.setAttribute("data-ended","");return}
-document.body.toggleAttribute("data-stale",!r.ok);
-if(!r.ok)throw 0;
+if(r.status>499)throw 0;
+document.body.removeAttribute("data-stale");
 const d=new DOMParser().parseFromString(await r.text(),"text/html");
 for(const n of document.querySelectorAll("[data-live]")){
 const m=d.getElementById(n.id);

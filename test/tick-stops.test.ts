@@ -12,7 +12,9 @@ const queueRow = async (j: J, id: string) => (await h.rows(`SELECT * FROM ${j.ta
 
 describe("tick stops", () => {
   it("does not stop while a handler enqueues its successor: a chain of six runs in one tick, through the queue or the run's ctx.db", async () => {
-    for (const through of ["queue", "ctx.db"] as const) {
+    // In a transaction of the handler's own, committed before it returns: its wake came before the commit,
+    // and the tick ended with the run, leaving the successor for the next cron tick.
+    for (const through of ["queue", "ctx.db", "a transaction"] as const) {
       const ran: number[] = [];
       let jobs!: Awaited<ReturnType<typeof h.isolated<readonly [typeof link]>>>;
       const link = defineJob({
@@ -20,7 +22,19 @@ describe("tick stops", () => {
         schema: z.object({ left: z.number() }),
         handler: async ({ left }, ctx) => {
           ran.push(left);
-          if (left > 0) await jobs.enqueue("link", { left: left - 1 }, through === "ctx.db" ? { db: ctx.db } : {});
+          if (left === 0) return;
+          if (through !== "a transaction") return void (await jobs.enqueue("link", { left: left - 1 }, through === "ctx.db" ? { db: ctx.db } : {}));
+          const client = await h.main.connect();
+          try {
+            await client.query("BEGIN");
+            await jobs.enqueue("link", { left: left - 1 }, { db: client });
+            // The claim its wake asked for has looked, and found nothing yet.
+            await sleep(100);
+            await client.query("COMMIT");
+          } finally {
+            client.release();
+          }
+          await sleep(50);
         },
       });
       jobs = await h.isolated([link], { claimIntervalMs: 60_000 });

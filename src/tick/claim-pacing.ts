@@ -20,6 +20,12 @@ export class ClaimPacing {
    * Each later run would be refused too, and go back a minute, the whole due queue in a quarter of a second.
    */
   private spent = false;
+  /**
+   * Woken (its own enqueue) since runs last ended: when they end, claim once more. An enqueue in the
+   * handler's own transaction wakes the tick before it commits; that claim finds nothing, and the tick
+   * ended when the run did, leaving the job for the next cron tick.
+   */
+  private recheck = false;
 
   constructor(private readonly intervalMs: number) {}
 
@@ -44,6 +50,7 @@ export class ClaimPacing {
   runsEnded(now: number, running: number): void {
     // The next claim decides whether what was held is still held.
     this.heldByRuns = false;
+    if (this.recheck) (this.recheck = false), (this.empty = false);
     if (running === 0) this.retries = this.retries.filter((at) => at <= now + this.intervalMs);
     if (this.after > now) this.after = now;
   }
@@ -73,6 +80,7 @@ export class ClaimPacing {
   /** New work may be due (a kick, or jobs this tick enqueued): claim at once. */
   woken(): void {
     this.empty = false;
+    this.recheck = true;
   }
 
   /** Whether the last claim found the queue empty. */

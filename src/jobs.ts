@@ -49,8 +49,17 @@ export type TypedEnqueueItem<J extends AnyJob> = {
   [N in J["name"]]: EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
 }[J["name"]];
 
+/** Whether `N` is a union of names (true) or one name (false). */
+type Several<N, All = N> = N extends unknown ? ([All] extends [N] ? false : true) : never;
+/**
+ * The payload of job `N`, where `N` is one name. For a union of names (a variable typed `"a" | "b"`) it
+ * would be the union of their payloads, taking `b`'s payload for `a`: never here, so that such a call
+ * falls to the per-name overload, which refuses it.
+ */
+export type OnePayload<J extends AnyJob, N extends string> = Several<N> extends false ? JobInput<J, N> : never;
+
 /** One item of `enqueueMany` naming job `N`. */
-export type EnqueueItemFor<J extends AnyJob, N extends string> = EnqueueOptions & { readonly job: N; readonly payload: JobInput<J, N> };
+export type EnqueueItemFor<J extends AnyJob, N extends string> = EnqueueOptions & { readonly job: N; readonly payload: OnePayload<J, N> };
 
 /**
  * The arguments of `enqueue`, one tuple per job name. A union of tuples (rather
@@ -74,7 +83,7 @@ export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   /** Applies pending migrations (safe to call from many processes at once). */
   migrate(): Promise<number[]>;
   /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
-  enqueue<N extends J[number]["name"]>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions & WithDb): Promise<EnqueueResult>;
+  enqueue<N extends J[number]["name"]>(job: N, payload: OnePayload<J[number], N>, options?: EnqueueOptions & WithDb): Promise<EnqueueResult>;
   enqueue(...args: EnqueueArgs<J[number]>): Promise<EnqueueResult>;
   /** Validates every item, then enqueues all in one statement; nothing is written if any item is bad. */
   enqueueMany<const N extends readonly J[number]["name"][]>(items: { readonly [K in keyof N]: EnqueueItemFor<J[number], N[K] & string> }, options?: WithDb): Promise<EnqueueResult[]>;

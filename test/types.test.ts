@@ -2,6 +2,7 @@
 // a wrong payload must not compile, and a specific Jobs is usable where any Jobs is expected.
 import { expect, it } from "vitest";
 import { z } from "zod";
+import { createClient } from "../src/client/index.js";
 import { type AnyJob, createJobs, defineJob, type Jobs } from "../src/index.js";
 
 const email = defineJob({ name: "send-email", schema: z.object({ to: z.string() }), handler: () => {} });
@@ -19,6 +20,20 @@ export const typedCalls = () => {
   void jobs.enqueueMany([{ job: "resize", payload: { width: 1 } }]);
   // @ts-expect-error width must be a number
   void jobs.enqueueMany([{ job: "resize", payload: { width: "1" } }]);
+  // A name typed as either job takes neither's payload: it compiled, and failed at run time as send-email.
+  const either = Math.random() > 0.5 ? ("send-email" as const) : ("resize" as const);
+  // @ts-expect-error the payload must suit every job the name may be
+  void jobs.enqueue(either, { width: 1 });
+  // @ts-expect-error the same in a batch
+  void jobs.enqueueMany([{ job: either, payload: { width: 1 } }]);
+  // The typed client too.
+  const client = createClient<readonly [typeof email, typeof resize]>({ baseUrl: "http://127.0.0.1:1", token: "t" });
+  // @ts-expect-error the payload must suit every job the name may be
+  void client.enqueue(either, { width: 1 });
+  void client.enqueue("resize", { width: 1 });
+  // One name, as a variable: still typed by its job.
+  const one = "resize" as const;
+  void jobs.enqueue(one, { width: 1 });
 };
 
 it("a specific Jobs is assignable to Jobs<readonly AnyJob[]> (what the HTTP app and platforms take)", () => {

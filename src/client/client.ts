@@ -8,7 +8,7 @@ import type { ListRunsQuery } from "../store/runs/runs-list.js";
 import type { RunSummary, RunView } from "../store/runs/run-views.js";
 import { unsendableItem, unsendablePayload } from "./sendable.js";
 import { waitForResult, type WaitOptions } from "./wait.js";
-import type { EnqueueItemFor, TypedEnqueueItem } from "../jobs.js";
+import type { EnqueueItemFor, OnePayload, TypedEnqueueItem } from "../jobs.js";
 import type { ListSchedulesQuery, ScheduleInfo } from "../schedules/index.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
@@ -55,7 +55,7 @@ export interface ListJobsParams<J extends readonly AnyJob[]> {
 
 export interface JobsClient<J extends readonly AnyJob[]> {
   /** Enqueues one job; the payload is type-checked against the job's schema here and validated again by the server. */
-  enqueue<N extends Names<J>>(job: N, payload: JobInput<J[number], N>, options?: EnqueueOptions): Promise<Enqueued<N>>;
+  enqueue<N extends Names<J>>(job: N, payload: OnePayload<J[number], N>, options?: EnqueueOptions): Promise<Enqueued<N>>;
   /** Enqueues a batch in one statement; nothing is stored if one item is bad (the error's details name its index). */
   enqueueMany<const N extends readonly Names<J>[]>(items: { readonly [K in keyof N]: EnqueueItemFor<J[number], N[K] & string> }): Promise<EnqueueResult[]>;
   enqueueMany(items: ReadonlyArray<TypedEnqueueItem<J[number]>>): Promise<EnqueueResult[]>;

@@ -123,24 +123,24 @@ const expectBounded = (plan: Node) => {
   }
 };
 
-// One job's runs (and every failure) all older than 200,000 runs of another, which all succeeded: the
+// One job's runs (and every failure) all older than 100,000 runs of another, which all succeeded: the
 // planner, taking the filters for spread evenly over the ids, walked the primary key past every newer
 // run to find a page of the old ones' (a million read for a page of 50, some hundreds of ms).
 describe("listRuns when the filter's runs are all older than the rest", () => {
   let skewed = t;
   beforeAll(async () => {
     skewed = tablesFor((await h.isolated([])).settings.tablePrefix);
-    // 60,000 runs over hours 80 to 72 ago, every third of `audit` and the rest of `email`, 1 in 20 retried,
-    // some with keys; then 200,000 of `bulk`, all succeeded. The planner takes `audit` for spread over all ids.
+    // 30,000 runs over hours 80 to 72 ago, every third of `audit` and the rest of `email`, 1 in 20 retried,
+    // some with keys; then 100,000 of `bulk`, all succeeded. The planner takes `audit` for spread over all ids.
     await h.rows(
       `INSERT INTO ${skewed.runs} (job_id, job_name, attempt, outcome, finished_at, duration_ms, correlation_id, idempotency_key)
        SELECT gen_random_uuid(), CASE WHEN i % 3 = 0 THEN 'audit' ELSE 'email' END, 1, CASE WHEN i % 20 = 0 THEN 'retried' ELSE 'succeeded' END,
-              now() - interval '80 hours' + i * interval '0.48 seconds', 5, CASE WHEN i % 100 = 0 THEN 'c-' || (i % 7) END, CASE WHEN i % 500 = 0 THEN 'k-' || i END
-       FROM generate_series(1, 60000) i`,
+              now() - interval '80 hours' + i * interval '0.96 seconds', 5, CASE WHEN i % 100 = 0 THEN 'c-' || (i % 7) END, CASE WHEN i % 500 = 0 THEN 'k-' || i END
+       FROM generate_series(1, 30000) i`,
     );
     await h.rows(
       `INSERT INTO ${skewed.runs} (job_id, job_name, attempt, outcome, finished_at, duration_ms)
-       SELECT gen_random_uuid(), 'bulk', 1, 'succeeded', now() - interval '60 hours' + i * interval '1 second', 5 FROM generate_series(1, 200000) i`,
+       SELECT gen_random_uuid(), 'bulk', 1, 'succeeded', now() - interval '60 hours' + i * interval '2 seconds', 5 FROM generate_series(1, 100000) i`,
     );
     await h.rows(`ANALYZE ${skewed.runs}`);
   });

@@ -240,7 +240,7 @@ describe("stats over many busy jobs", () => {
   }, 60_000);
 });
 
-// One job's queued jobs and dead letters all older than 200,000 of another, with time-ordered ids as the
+// One job's queued jobs and dead letters all older than 60,000 of another, with time-ordered ids as the
 // queue makes them: the planner, taking a job's rows for spread evenly over the ids, walked the primary key
 // past every newer job to find a page of the old one's.
 describe("lists of a job whose rows are all older than the rest", () => {
@@ -250,11 +250,11 @@ describe("lists of a job whose rows are all older than the rest", () => {
     const m = own.tables;
     // Ids in the order of g, as UUIDv7 ids are in the order they were made.
     const id = "('00000000-0000-7000-8000-' || lpad(to_hex(g), 12, '0'))::uuid";
-    const name = "CASE WHEN g <= 30000 THEN CASE WHEN g % 3 = 0 THEN 'old' ELSE 'email' END ELSE 'bulk' END";
-    await h.db.query(`INSERT INTO ${m.queue} (id, job_name, payload, run_at) SELECT ${id}, ${name}, '{}', now() + interval '1 day' FROM generate_series(1, 230000) g`);
+    const name = "CASE WHEN g <= 15000 THEN CASE WHEN g % 3 = 0 THEN 'old' ELSE 'email' END ELSE 'bulk' END";
+    await h.db.query(`INSERT INTO ${m.queue} (id, job_name, payload, run_at) SELECT ${id}, ${name}, '{}', now() + interval '1 day' FROM generate_series(1, 75000) g`);
     await h.db.query(
       `INSERT INTO ${m.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
-       SELECT ${id}, ${name}, '{}', 1, 1, 'exhausted', now() - interval '3 days', now() - interval '3 days' + g * interval '1 second' FROM generate_series(1, 230000) g`,
+       SELECT ${id}, ${name}, '{}', 1, 1, 'exhausted', now() - interval '3 days', now() - interval '3 days' + g * interval '1 second' FROM generate_series(1, 75000) g`,
     );
     await h.db.query(`ANALYZE ${m.queue}`);
     await h.db.query(`ANALYZE ${m.deadLetters}`);

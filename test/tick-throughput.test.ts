@@ -95,7 +95,9 @@ describe("tick throughput", () => {
     expect(report.succeeded).toBe(320);
     // Ten batches of 32, settled a few at a time (pump-plan.test.ts says when), each settle sent just after a
     // claim (all but perhaps the last, when nothing is left to claim), and no claim carrying settlements.
-    expect(sent.settle).toBeGreaterThanOrEqual(3);
+    // A settle goes out once 128 are owed, and more pile up while it is out, so a slow machine may send
+    // only two (128 + 192); never one, since the first goes while most of the 320 are yet to be claimed.
+    expect(sent.settle).toBeGreaterThanOrEqual(2);
     expect(settleAfterClaim).toBeGreaterThanOrEqual(sent.settle - 1);
     expect(sent.both).toBe(0);
   });

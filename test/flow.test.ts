@@ -83,8 +83,8 @@ describe("a claim whose candidates all have room", () => {
     await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "roomy" as const, payload: { tenant: "a", n } })));
     const running = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n;
     // A budget with room for a loaded machine: the claims after the release must all fit before the cutoff.
-    const tick = jobs.tick({ budgetMs: 5_000, concurrency: 8, batchSize: 8, claimCutoffMs: 100 });
-    await expect.poll(running).toBe(4);
+    const tick = jobs.tick({ budgetMs: 10_000, concurrency: 8, batchSize: 8, claimCutoffMs: 100 });
+    await expect.poll(running, { timeout: 4_000 }).toBe(4);
     // Claims at the claim interval find the key at its limit.
     await sleep(200);
     expect(await running()).toBe(4);

@@ -34,15 +34,22 @@ const SCHEMA_MISSES = new Set(["42703", "42P01", "42883", "23514"]);
 
 const codeOf = (e: unknown): unknown => (e as { code?: unknown } | null)?.code;
 
-/** The migration the database's tables are at (0: none), or undefined when that cannot be read. */
-const appliedUpTo = async (db: Db, t: ReturnType<typeof tablesFor>): Promise<number | undefined> => {
+/**
+ * The migration the database's tables are at (0: none), undefined when that cannot be read, or
+ * "unread" when the failed statement was in a caller's transaction, which it aborted (25P02).
+ */
+const appliedUpTo = async (db: Db, t: ReturnType<typeof tablesFor>): Promise<number | "unread" | undefined> => {
   try {
     const { rows } = await db.query<{ v: number | null }>(`SELECT max(version)::int AS v FROM ${t.migrations}`);
     return rows[0]?.v ?? 0;
   } catch (e) {
-    return codeOf(e) === "42P01" ? 0 : undefined;
+    return codeOf(e) === "42P01" ? 0 : codeOf(e) === "25P02" ? "unread" : undefined;
   }
 };
+
+/** A missing table of ours, named in PostgreSQL's message: whatever the migration, the tables are behind. */
+const ourTableMissing = (e: unknown, prefix: string): boolean =>
+  codeOf(e) === "42P01" && String((e as Error).message).includes(`"${prefix}`);
 
 /** What code meets on tables behind it: `invalid_config`, saying what to run. */
 export const schemaBehind = (prefix: string, at: number, cause?: string): JobsError =>
@@ -63,6 +70,12 @@ export const schemaChecked = (db: Db, prefix: string): Db => {
     } catch (e) {
       if (!SCHEMA_MISSES.has(codeOf(e) as string)) throw e;
       const at = await appliedUpTo(db, t);
+      if (at === "unread") {
+        if (!ourTableMissing(e, t.prefix)) throw e;
+        throw new JobsError("invalid_config", `a table this release needs does not exist (${(e as Error).message}): run \`pgtick migrate\` first (or jobs.migrate())`, {
+          needs: LATEST_MIGRATION, cause: (e as Error).message,
+        });
+      }
       if (at === undefined || at >= LATEST_MIGRATION) throw e;
       throw schemaBehind(t.prefix, at, (e as Error).message);
     }

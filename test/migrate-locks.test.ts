@@ -78,6 +78,17 @@ it("says a database behind this release is behind, and what to run, instead of P
   }
   const none = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "never_" }, logger: silentLogger });
   await expect(none.enqueue("ok", {})).rejects.toThrow(/the tables never_\* do not exist yet: run `pgtick migrate` first/);
+  // In the caller's transaction, which the failed statement aborted, so the migrations cannot be read.
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const e = await none.enqueue("ok", {}, { db: client }).catch((x: unknown) => x);
+    expect(isJobsError(e) && e.code).toBe("invalid_config");
+    expect((e as Error).message).toMatch(/a table this release needs does not exist \(relation "never_queue" does not exist\): run `pgtick migrate` first/);
+  } finally {
+    await client.query("ROLLBACK");
+    client.release();
+  }
   // Once migrated, the same calls work.
   await migrate(db, "bh_", migrations);
   expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ claimed: expect.any(Number) });

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import { BodyCut } from "../body-limit.js";
 import { LOGIN_FORM_BYTES, readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import { drainBound, settleBody } from "../body-drain.js";

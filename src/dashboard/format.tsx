@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 
 /** `2025-05-01 12:00:03 UTC`: one unambiguous zone for every operator. */

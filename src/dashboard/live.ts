@@ -2,7 +2,7 @@
  * The page's only script, served as `live.js` (so the CSP can say script-src 'self'). Every `ms`
  * it fetches the page it is on again (a page shown as a form's answer first takes its own address,
  * `data-url` with the query that says which page of what, so it is not the action that is fetched) and swaps in each `[data-live]` region by id: the server
- * renders the same hono/jsx, so there is no client template. It waits while the tab is hidden,
+ * renders the same JSX, so there is no client template. It waits while the tab is hidden,
  * leaves a region alone while focus is in it, keeps ticked checkboxes, and stops for good once
  * the session is gone (a redirect to the login), marking the page `data-ended`. A server's failure (5xx), or
  * no answer at all (none within two refreshes: a request held by a stalled database kept the page

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import { LOGIN_FORM_BYTES, readForm } from "./form-body.js";
 import type { Context, Hono } from "hono";
 import type { Env } from "../settings/library.js";

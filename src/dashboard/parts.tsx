@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { Child, FC } from "hono/jsx";
 
 /** One row of a key-value list; falsy rows are left out, so a page can list conditional ones inline. */

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { Child, FC } from "hono/jsx";
 
 /** One stacked series: its CSS class (the colour) and what it counts. */

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { DurationSummary } from "../../store/admin/series.js";
 import { dur, num } from "../format.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import { isJobsError } from "../../errors.js";
 import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import type { DashboardContext } from "../dashboard-app.js";

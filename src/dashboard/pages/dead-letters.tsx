@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { DeadLetterSummary, DeadLetterView } from "../../store/admin/views.js";
 import type { Page as Paged } from "../../store/shared/paging.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { WaitingOn } from "../../flow/waiting.js";
 import type { JobView } from "../../store/admin/views.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import { isJobsError } from "../../errors.js";
 import { type AnyJobs, enqueued, names, q, type Routes, userError } from "../dashboard-context.js";
 import { noticeFor } from "../notices.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import { RANGES, type Series, type SeriesRange, type ThroughputPoint } from "../../store/admin/series.js";
 import { Bars, type BarSeries } from "../charts/bars.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { Stats } from "../../store/admin/stats.js";
 import { qs } from "../dashboard-context.js";

@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { Stats } from "../../store/admin/stats.js";
 import { RANGES, type Series, type SeriesRange } from "../../store/admin/series.js";

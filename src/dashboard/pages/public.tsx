@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import { MIN_PASSWORD, MIN_SECRET } from "../dashboard-settings.js";
 import { Document } from "../layout.js";

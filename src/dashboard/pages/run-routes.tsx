@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import { isJobsError } from "../../errors.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import type { RunOutcome } from "../../store/runs/run-views.js";

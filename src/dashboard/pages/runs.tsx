@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import type { Page as Paged } from "../../store/shared/paging.js";
 import { RUN_OUTCOMES, type RunSummary, type RunView } from "../../store/runs/run-views.js";

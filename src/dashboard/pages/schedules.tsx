@@ -1,5 +1,5 @@
 /** @jsxRuntime automatic */
-/** @jsxImportSource hono/jsx */
+/** @jsxImportSource #jsx */
 import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
 import type { MissedPolicy } from "../../schedules/define.js";

@@ -55,6 +55,27 @@ describe("OpenTelemetry metrics", () => {
     // The spans went to the provider passed in.
     expect(spans.getFinishedSpans().map((s) => s.name).sort()).toEqual(["pgtick.run flaky", "pgtick.run ok", "pgtick.run ok", "pgtick.tick"]);
   });
+
+  it("counts the attempts of a tick that died, when a later tick reclaims them: lease_expired, or dead_lettered at the last attempt", async () => {
+    const work = defineJob({ name: "work", schema: z.object({}), maxAttempts: 2, handler: () => {} });
+    const logs = memoryLogger();
+    const jobs = createJobs({ db: h.main, jobs: [work], settings: { tablePrefix: "m3_" }, logger: logs, observer });
+    await jobs.migrate();
+    const [again, last] = await jobs.enqueueMany([{ job: "work", payload: {} }, { job: "work", payload: {} }]);
+    // As a tick killed mid-run leaves them: running, on leases that have expired.
+    await h.main.query(
+      `UPDATE ${jobs.tables.queue} SET status = 'running', lease_owner = gen_random_uuid(), lease_expires_at = now() - interval '1 second',
+         attempt = CASE WHEN id = $1 THEN 1 ELSE 2 END WHERE id IN ($1, $2)`, [again!.id, last!.id]);
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ reclaimed: 2, deadLettered: 1, succeeded: 1 });
+    const m = await exported(jobs.tables.prefix);
+    const runs = Object.fromEntries(m.get("pgtick.runs")!.points.map((p) => [`${p.attributes["pgtick.job.name"]} ${p.attributes["pgtick.run.outcome"]}`, p.value]));
+    expect(runs).toEqual({ "work lease_expired": 1, "work dead_lettered": 1, "work succeeded": 1 });
+    // No duration is known for them: only the run this tick made has one.
+    expect(m.get("pgtick.run.duration")!.points.map((p) => p.attributes["pgtick.run.outcome"])).toEqual(["succeeded"]);
+    // Their log lines name the job too.
+    expect(logs.entries.find((e) => e.msg === "expired lease reclaimed")).toMatchObject({ jobId: again!.id, jobName: "work" });
+    expect(logs.entries.find((e) => e.msg === "job dead-lettered")).toMatchObject({ jobId: last!.id, jobName: "work", reason: "lease_expired" });
+  });
 });
 
 describe("a broken span processor", () => {

@@ -283,6 +283,10 @@ describe("tick", () => {
     expect(report).toMatchObject({ claimed: 1, requeued: 1, succeeded: 0, requeuedIds: [id] });
     expect(signalAborted).toBe(true);
     expect(jobs.logs.find((e) => e.msg === "tick deadline: requeueing running jobs")).toMatchObject({ level: "error", jobIds: [id] });
+    // Its own line says which job, and how long it ran before the deadline took it.
+    const line = jobs.logs.find((e) => e.msg === "job requeued at the deadline");
+    expect(line).toMatchObject({ jobId: id, jobName: "long-run", outcome: "requeued", durationMs: expect.any(Number) });
+    expect(line!.durationMs as number).toBeGreaterThanOrEqual(250);
     // Claimable at once by another tick, which now owns it.
     expect(await queueRow(jobs, id)).toMatchObject({ status: "queued", lease_owner: null, attempt: 1, last_error: expect.stringContaining("deadline") });
     const [reclaimed] = await h.rows<{ lease_owner: string }>(
@@ -300,6 +304,7 @@ describe("tick", () => {
     const { id } = await jobs.enqueue("never-fits", {});
     expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 1 });
     expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 0, deadLettered: 1, requeuedIds: [] });
+    expect(jobs.logs.find((e) => e.msg === "job dead-lettered")).toMatchObject({ jobId: id, jobName: "never-fits", reason: "deadline", durationMs: expect.any(Number) });
     // Its error does not say "requeued": it was not.
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "deadline", attempts: 2, last_error: "the tick's deadline came before the run finished, at its last attempt" });
   });

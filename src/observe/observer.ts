@@ -32,6 +32,8 @@ export interface TickObservation {
   within?<T>(fn: () => T): T;
   /** A claimed job's handler is about to run. */
   run?(info: RunInfo): RunObservation | undefined;
+  /** Attempts this tick found abandoned by a tick that died (their leases had expired): no run of this tick's, so no `run`. */
+  reclaimed?(runs: readonly ReclaimedRun[]): void;
   /** The tick ended: its report, or the error it failed with (a failed tick may still have a report). */
   end(report: TickReport | undefined, error?: unknown): void;
 }
@@ -44,6 +46,14 @@ export interface RunInfo {
   readonly correlationId: string | null;
   /** What `Observer.traceparent` gave when the job was enqueued. */
   readonly traceparent: string | null;
+}
+
+/** A job whose tick ended without settling its attempt (killed, or stopped by its platform), found once its lease expired. */
+export interface ReclaimedRun {
+  readonly jobId: string;
+  readonly jobName: string;
+  /** That was its last attempt: it is a dead letter now (reason `lease_expired`); else it is queued again. */
+  readonly deadLettered: boolean;
 }
 
 /**

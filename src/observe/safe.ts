@@ -1,7 +1,7 @@
 import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
 import type { TickReport } from "../tick/types.js";
-import type { Observer, RunEnd, RunInfo, TickInfo } from "./observer.js";
+import type { Observer, ReclaimedRun, RunEnd, RunInfo, TickInfo } from "./observer.js";
 
 /** Version 00 of the W3C trace context header, lower-case hex, ids not all zeros. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -17,6 +17,7 @@ export interface SafeRun {
 export interface SafeTick {
   within<T>(fn: () => T): T;
   run(info: RunInfo): SafeRun | undefined;
+  reclaimed(runs: readonly ReclaimedRun[]): void;
   /** Only the first call counts. */
   end(report: TickReport | undefined, error?: unknown): void;
 }
@@ -104,6 +105,7 @@ export const safeObserver = (observer: Observer, logger: Logger): SafeObserver =
           if (!run) return undefined;
           return { within: (fn) => guardedWithin("run.within", run.within.bind(run), fn), end: once("run.end", (result: RunEnd) => run.end(result)) };
         },
+        reclaimed: (runs) => void (tick.reclaimed && attempt("reclaimed", () => tick.reclaimed!(runs))),
         end: once("tick.end", (report: TickReport | undefined, error?: unknown) => tick.end(report, error)),
       };
     },

@@ -22,6 +22,8 @@ const lastValueGauge = (meter: Meter, name: string, options: MetricOptions): Rec
 
 export interface Instruments {
   run(queue: string, jobName: string, end: RunEnd): void;
+  /** An attempt whose tick died, counted by the tick that found it: no duration is known. */
+  reclaimed(queue: string, jobName: string, deadLettered: boolean): void;
   queue(queue: string, minute: NonNullable<TickReport["queue"]>): void;
 }
 
@@ -41,6 +43,9 @@ const create = (meter: Meter): Instruments => {
       const attributes = { [ATTR.queue]: queue, [ATTR.jobName]: jobName, [ATTR.outcome]: end.outcome };
       runs.add(1, attributes);
       duration.record(end.durationMs, attributes);
+    },
+    reclaimed(queue, jobName, deadLettered) {
+      runs.add(1, { [ATTR.queue]: queue, [ATTR.jobName]: jobName, [ATTR.outcome]: deadLettered ? "dead_lettered" : "lease_expired" });
     },
     queue(queue, minute) {
       const attributes = { [ATTR.queue]: queue };

@@ -131,7 +131,7 @@ const attempt = (fn: () => void): { rethrow(): void } => {
 };
 
 /** Instruments that record nothing: the meter could not make them (its failure is said when the tick ends). */
-const NO_INSTRUMENTS: Instruments = { run() {}, queue() {} };
+const NO_INSTRUMENTS: Instruments = { run() {}, reclaimed() {}, queue() {} };
 
 const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInfo, broken = attempt(() => {})): TickObservation => {
   const parent = context.active();
@@ -143,6 +143,9 @@ const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInf
   return {
     within: (fn) => context.with(own, fn),
     run: (run) => runObservation(tracer, instruments, own, info.queue, run),
+    reclaimed(runs) {
+      for (const r of runs) instruments.reclaimed(info.queue, r.jobName, r.deadLettered);
+    },
     end(report, error) {
       const metric = attempt(() => report?.queue && instruments.queue(info.queue, report.queue));
       try {

@@ -50,6 +50,10 @@ const watchTick = (tick: SafeTick): TickWatch => {
       run.observation = observation;
     },
     applied(settlements, requeue, result) {
+      const names = result.reclaimedNames;
+      const reclaimed = [...result.reclaimed.map((id) => ({ jobId: id, jobName: names[id] ?? "", deadLettered: false })),
+        ...result.reclaimExhausted.map((id) => ({ jobId: id, jobName: names[id] ?? "", deadLettered: true }))];
+      if (reclaimed.length > 0) tick.reclaimed(reclaimed);
       if (open.size === 0) return;
       for (const s of settlements) close(s.run, () => settledEnd(s, result));
       for (const run of requeue) close(run, () => requeuedEnd(run, result));

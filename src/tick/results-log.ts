@@ -27,13 +27,16 @@ export const logStep = (logger: Logger, settlements: readonly Settlement[], requ
     const run = byId.get(id)!;
     // A claim that came back after the deadline never ran: no alert.
     // A stop on purpose (a Ctrl-C, a shutdown) is no failure: its runs go back with their attempts.
-    if (run.started && why === "stopped") logger.log("warn", "job requeued: the tick was stopped", { ...fields(run), outcome: "requeued" });
-    else if (run.started) logger.log("error", "job requeued at the deadline", { ...fields(run), outcome: "requeued" });
+    const f = { ...fields(run), durationMs: run.elapsed(), outcome: "requeued" };
+    if (run.started && why === "stopped") logger.log("warn", "job requeued: the tick was stopped", f);
+    else if (run.started) logger.log("error", "job requeued at the deadline", f);
     else logger.log("debug", "claimed after the deadline: back to the queue unstarted", fields(run));
   }
   for (const id of result.requeueExhausted) {
-    logger.log("error", "job dead-lettered", { ...fields(byId.get(id)!), outcome: "dead_lettered", reason: "deadline" });
+    const run = byId.get(id)!;
+    logger.log("error", "job dead-lettered", { ...fields(run), durationMs: run.elapsed(), outcome: "dead_lettered", reason: "deadline" });
   }
-  for (const id of result.reclaimed) logger.log("warn", "expired lease reclaimed", { jobId: id, outcome: "reclaimed" });
-  for (const id of result.reclaimExhausted) logger.log("error", "job dead-lettered", { jobId: id, outcome: "dead_lettered", reason: "lease_expired" });
+  const names = result.reclaimedNames;
+  for (const id of result.reclaimed) logger.log("warn", "expired lease reclaimed", { jobId: id, jobName: names[id], outcome: "reclaimed" });
+  for (const id of result.reclaimExhausted) logger.log("error", "job dead-lettered", { jobId: id, jobName: names[id], outcome: "dead_lettered", reason: "lease_expired" });
 };

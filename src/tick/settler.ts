@@ -35,6 +35,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   requeueExhausted: [...a.requeueExhausted, ...b.requeueExhausted],
   reclaimed: [...a.reclaimed, ...b.reclaimed],
   reclaimExhausted: [...a.reclaimExhausted, ...b.reclaimExhausted],
+  reclaimedNames: { ...a.reclaimedNames, ...b.reclaimedNames },
   unclaimed: [...a.unclaimed, ...b.unclaimed],
   unclaimedTokens: [...a.unclaimedTokens, ...b.unclaimedTokens],
   counts: addCounts(a.counts, b.counts),

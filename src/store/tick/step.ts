@@ -59,6 +59,8 @@ export interface StepResult {
   readonly requeueExhausted: string[];
   readonly reclaimed: string[];
   readonly reclaimExhausted: string[];
+  /** The job names of the reclaimed jobs, by id (for their log lines and the observer). */
+  readonly reclaimedNames: Readonly<Record<string, string>>;
   /** Jobs of claims whose answers were lost, given back unstarted. */
   readonly unclaimed: string[];
   /** The tokens of `unclaim` whose jobs or slots this statement found and gave back. */
@@ -107,7 +109,7 @@ const ID_LISTS = {
   reclaimExhausted: "reclaim_exhausted",
   unclaimed: "unclaimed",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "unclaimedTokens" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
+  Exclude<keyof StepResult, "claimed" | "reclaimedNames" | "unclaimedTokens" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -115,7 +117,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], reclaimedNames: {}, unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -198,6 +200,9 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     ...Object.entries(ID_LISTS).map(([key, cte]) =>
       present.has(cte) ? `(SELECT coalesce(json_agg(id), '[]'::json) FROM ${cte}) AS "${key}"` : `'[]'::json AS "${key}"`,
     ),
+    input.reclaim
+      ? `(SELECT coalesce(json_object_agg(id, job_name), '{}'::json) FROM (SELECT id, job_name FROM reclaimed UNION ALL SELECT id, job_name FROM reclaim_exhausted) r) AS "reclaimedNames"`
+      : `'{}'::json AS "reclaimedNames"`,
     `jsonb_build_object(${Object.entries(counts).map(([k, v]) => `'${k}', ${v}`).join(", ")}) AS counts`,
     slotRow ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,
     input.slot?.mode === "take" ? `EXISTS (SELECT 1 FROM tick_free) AS "slotFree"` : `false AS "slotFree"`,
@@ -232,11 +237,11 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   const row = rows[0];
   if (!row) return EMPTY_STEP;
   const {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, unclaimedTokens,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, reclaimedNames, unclaimed, unclaimedTokens,
     counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
-    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, unclaimed, unclaimedTokens, counts, tick, slotFree, spawn, keyedWaiting,
-    dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
+    claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, reclaimedNames, unclaimed, unclaimedTokens, counts, tick, slotFree,
+    spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

@@ -106,6 +106,18 @@ describe("bulkReplay", () => {
     for (const id of ids) expect(await queueCount(id)).toBe(1);
   });
 
+  it("refuses a selector it does not know, replaying nothing, instead of reading it as no filter", async () => {
+    const ids = await deadLetters([{ n: 12 }, { n: 13 }]);
+    const before = await h.rows(`SELECT id FROM jobs_dead_letters`);
+    const cases: Array<[object, string]> = [[{ jobb: "fails" }, "jobb"], [{ job: "fails", reasons: "permanent" }, "reasons"], [{ id: ids[0] }, "id"], [{ ids, job: "fails" }, "job"]];
+    for (const [selector, field] of cases) {
+      const e = await jobs.deadLetters.replayMany(selector as never).catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: "invalid_options", details: { field } });
+    }
+    expect(await h.rows(`SELECT id FROM jobs_dead_letters`)).toEqual(before);
+    for (const id of ids) expect(await queueCount(id)).toBe(0);
+  });
+
   it("replays all of one job, oldest first, in pages, leaving other jobs' dead letters", async () => {
     await h.rows(`DELETE FROM jobs_queue`);
     await h.rows(`DELETE FROM jobs_dead_letters`);

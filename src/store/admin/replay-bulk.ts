@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor } from "../shared/paging.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
+const FILTER_KEYS = ["job", "reason", "limit", "cursor"];
 
 /**
  * What is left for a next call, counted in the statement's snapshot (where the letters it deleted
@@ -63,6 +64,11 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   let next = "NULL::text AS next_at, NULL::text AS next_id, 0 AS remaining";
   if (typeof selector !== "object" || selector === null) {
     throw new JobsError("invalid_options", "give the dead letters to replay: { ids } or a filter { job?, reason?, limit?, cursor? }");
+  }
+  // A misspelt filter (`jobb`, `reasons`, `id`) would be no filter: every job's dead letters replayed.
+  const unknown = Object.keys(selector).filter((k) => !("ids" in selector ? ["ids"] : FILTER_KEYS).includes(k));
+  if (unknown.length > 0) {
+    throw new JobsError("invalid_options", `unknown selector ${JSON.stringify(unknown[0])}: give { ids } or a filter { job?, reason?, limit?, cursor? }`, { field: unknown[0] });
   }
   if ("ids" in selector) {
     if (!Array.isArray(selector.ids) || selector.ids.length === 0 || selector.ids.length > MAX_BULK_REPLAY) {

@@ -2,7 +2,7 @@
 import type { $ZodType, input, output } from "zod/v4/core";
 import type { Db } from "./db.js";
 import { JobsError } from "./errors.js";
-import type { Logger } from "./log.js";
+import { type Logger, logLevel } from "./log.js";
 import { checkFlowLimits } from "./flow/define.js";
 import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
@@ -89,6 +89,9 @@ const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_BACKOFF_MS = 365 * 24 * 3_600_000;
 
+/** A zod 4 schema (classic or mini): what `safeParse` from zod/v4/core can run. */
+const isSchema = (value: unknown): boolean => typeof value === "object" && value !== null && typeof (value as { _zod?: { run?: unknown } })._zod?.run === "function";
+
 export const defineJob = <const Name extends string, Schema extends $ZodType, Out extends $ZodType | undefined = undefined>(
   definition: JobDefinition<Name, Schema, Out>,
 ): JobDefinition<Name, Schema, Out> => {
@@ -97,6 +100,10 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
       `job name ${JSON.stringify(definition.name)} must be 1-128 characters with no control characters and no leading or trailing space`,
     );
   }
+  // What TypeScript says of the definition, for plain JavaScript: each mistake would fail every run instead.
+  if (typeof definition.handler !== "function") throw new TypeError(`job ${definition.name}: handler must be a function`);
+  if (!isSchema(definition.schema)) throw new TypeError(`job ${definition.name}: schema must be a zod schema`);
+  if (definition.output !== undefined && !isSchema(definition.output)) throw new TypeError(`job ${definition.name}: output must be a zod schema`);
   // The same bounds enqueue enforces, checked once here so a bad definition fails at start, not at every enqueue.
   const { maxAttempts, timeoutMs, priority, backoff } = definition;
   if (maxAttempts !== undefined && !isMaxAttempts(maxAttempts)) {
@@ -154,7 +161,8 @@ export const registryOf = (jobs: readonly AnyJob[]): ReadonlyMap<string, AnyJob>
 };
 
 /** `ctx.log`: the handler's fields with the run's own (which they never overwrite); a field whose getter throws is dropped. */
-export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] => (level, msg, fields) => {
+export const jobLogger = (logger: Logger, base: Record<string, unknown>): JobContext["log"] => (given, msg, fields) => {
+  const level = logLevel(given);
   const kept: Array<[string, unknown]> = [];
   let dropped = false;
   try {

@@ -8,6 +8,9 @@ export interface Logger {
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
+/** A level as given by a handler (plain JavaScript may pass anything): one of the four, else `info`. */
+export const logLevel = (value: unknown): LogLevel => (typeof value === "string" && Object.hasOwn(ORDER, value) ? (value as LogLevel) : "info");
+
 /** JSON.stringify that cannot throw on a field: bigints as strings, an object inside itself as "[circular]". */
 const lineJson = (line: Record<string, unknown>): string => {
   // The objects from the root down to the value: one met twice elsewhere (a shared one) is written twice.

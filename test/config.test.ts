@@ -89,8 +89,12 @@ describe("defineJob", () => {
     [{ backoff: { maxMs: 1e16 } }, "backoff.maxMs"],
     [{ backoff: { baseMs: -1 } }, "backoff.baseMs"],
     [{ backoff: { factor: Number.POSITIVE_INFINITY } }, "backoff.factor"],
+    // What TypeScript catches, for plain JavaScript: each failed every run instead.
+    [{ handler: undefined }, "handler must be a function"],
+    [{ schema: { parse: () => ({}) } }, "schema must be a zod schema"],
+    [{ output: {} }, "output must be a zod schema"],
   ])("refuses %o at definition time, naming %s", (options, field) => {
-    expect(() => defineJob({ name: "x", schema: z.object({}), handler: () => {}, ...options })).toThrow(field);
+    expect(() => defineJob({ name: "x", schema: z.object({}), handler: () => {}, ...(options as object) })).toThrow(field);
   });
 
   it("refuses control characters and surrounding spaces in names", () => {

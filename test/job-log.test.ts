@@ -63,6 +63,19 @@ describe("ctx.log", () => {
     expect(run!.logs.find((l) => l.msg === "deep")!.fields).toEqual({ ok: 1, after: "yes", fieldsDropped: true });
   });
 
+  it("takes a level that is not one of the four (plain JavaScript) as info, in the log and in the history, without failing the run", async () => {
+    const lines: string[] = [];
+    const throwing = { toJSON: () => { throw new Error("lvl"); } };
+    const { id, report, tables } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => {
+      for (const level of [1n, throwing, "in\u0000fo"]) ctx.log(level as never, "odd level");
+    });
+    expect(report).toMatchObject({ succeeded: 1, deadLettered: 0 });
+    expect(lines.filter((l) => l.includes('"odd level"')).map((l) => JSON.parse(l).level)).toEqual(["info", "info", "info"]);
+    const [run] = await h.rows<{ outcome: string; logs: Array<{ level: string; msg: string }> }>(`SELECT outcome, logs FROM ${tables.runs} WHERE job_id = $1`, [id]);
+    expect(run!.outcome).toBe("succeeded");
+    expect(run!.logs.filter((l) => l.msg === "odd level").map((l) => l.level)).toEqual(["info", "info", "info"]);
+  });
+
   it("keeps the run's fields and the line's level and message over the handler's", async () => {
     const lines: string[] = [];
     const { id } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => ctx.log("info", "mine", { jobId: "spoofed", level: "error", msg: "other", time: "then" }));

@@ -2,7 +2,7 @@
 // statement, and a statement the server refuses cannot take the healthy settlements of its batch with it.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type Db, defineJob } from "../src/index.js";
+import { type Db, defineJob, PermanentJobError } from "../src/index.js";
 import { errorText, MAX_ERROR_CHARS, safeJson, storableText } from "../src/error-text.js";
 import { harness } from "./support/harness.js";
 
@@ -151,6 +151,13 @@ describe("a value wrong in many places", () => {
     expect(await outputs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
     const [stored] = await h.rows<{ last_error: string }>(`SELECT last_error FROM ${outputs.tables.deadLetters} WHERE id = $1`, [thrown.id]);
     expect(stored!.last_error).toBe("OutputMismatch: the output schema of throwing-output failed: {}");
+    // A PermanentJobError thrown in it is permanent, as from a payload schema: no retry.
+    const permanent = defineJob({ name: "permanent-output", schema: z.object({}), maxAttempts: 3, output: z.object({}).transform(() => { throw new PermanentJobError("never valid"); }), handler: () => ({}) });
+    const perm = await h.isolated([permanent]);
+    const p = await perm.enqueue("permanent-output", {});
+    expect(await perm.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1, retried: 0 });
+    const [letter2] = await h.rows<{ reason: string; last_error: string }>(`SELECT reason, last_error FROM ${perm.tables.deadLetters} WHERE id = $1`, [p.id]);
+    expect(letter2).toMatchObject({ reason: "permanent", last_error: expect.stringContaining("never valid") });
     expect(details.issues).toHaveLength(101);
     expect(details.issues[100]).toMatchObject({ message: "and 4900 more issues", code: "more_issues" });
   });

@@ -1,7 +1,7 @@
 import { safeParse } from "zod/v4/core";
 import type { Db } from "../db.js";
 import { type AnyJob, type JobContext, jobLogger } from "../job.js";
-import type { Logger } from "../log.js";
+import { type Logger, logLevel } from "../log.js";
 import type { SafeRun } from "../observe/safe.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { describeIssues, parsePayload } from "../payload.js";
@@ -33,6 +33,15 @@ export class OutputMismatch extends Error {
 
 const SHOWN_ISSUES = 10;
 
+/** A `ctx.log` line into the run's history: never a failure of the run (plain JavaScript may give any level). */
+const keep = (ring: LogRing, level: unknown, msg: unknown, fields: Record<string, unknown> | undefined) => {
+  try {
+    ring.push(logLevel(level), msg, fields);
+  } catch {
+    // A line that cannot be kept is not kept; the logger still gets it.
+  }
+};
+
 /** The handler's return value through the job's `output` schema, if it has one. */
 const checkOutput = (job: AnyJob, value: unknown): unknown => {
   if (!job.output) return value;
@@ -40,7 +49,8 @@ const checkOutput = (job: AnyJob, value: unknown): unknown => {
   try {
     parsed = safeParse(job.output, value);
   } catch (error) {
-    throw new OutputMismatch(`the output schema of ${job.name} failed: ${errorText(error)}`);
+    // As from a payload schema: a PermanentJobError thrown in it makes the failure permanent.
+    throw isPermanent(error) ? error : new OutputMismatch(`the output schema of ${job.name} failed: ${errorText(error)}`);
   }
   if (!parsed.success) {
     // The first few fit in an error text; a value wrong in a million places must not build a message as large.
@@ -134,7 +144,7 @@ export class Run {
     const { row } = this;
     const log = jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id });
     const ring = this.logs;
-    const ctx = new RunContext(this, db, ring ? (level, msg, fields) => (ring.push(level, msg, fields), log(level, msg, fields)) : log);
+    const ctx = new RunContext(this, db, ring ? (level, msg, fields) => (keep(ring, level, msg, fields), log(level, msg, fields)) : log);
     const observation = this.observation;
     const call = () => job.handler(parsed.data, ctx);
     const handled = Promise.resolve().then(observation ? () => observation.within(call) : call).then((value) => checkOutput(job, value));

@@ -31,6 +31,23 @@ describe("validation", () => {
     expect(code(() => defineSchedule({ ...base, name: "bad name!", cron: "0 3 * * *" })).code).toBe("invalid_schedule");
   });
 
+  it("rejects an option it does not know, and a null zone, instead of reading them as the defaults", () => {
+    const base = { name: "ny9", job: "j", payload: {}, cron: "0 9 * * *" };
+    // `timeZone`, as Intl spells it: the schedule would have run at 09:00 UTC.
+    expect(code(() => defineSchedule({ ...base, timeZone: "America/New_York" } as never))).toMatchObject({
+      code: "invalid_schedule",
+      message: expect.stringContaining('unknown option "timeZone" (did you mean timezone?)'),
+      details: { schedule: "ny9", field: "timeZone" },
+    });
+    expect(code(() => defineSchedule({ ...base, misssed: "latest" } as never)).details).toMatchObject({ field: "misssed" });
+    expect(code(() => defineSchedule({ ...base, daymatch: "and" } as never)).message).toContain("did you mean dayMatch?");
+    expect(code(() => defineSchedule({ ...base, timezone: null } as never)).details).toMatchObject({ field: "timezone" });
+    // Plain objects handed to createJobs are checked alike.
+    const j = defineJob({ name: "j", schema: z.object({}), handler: () => {} });
+    const db = fromPg({ query: async () => ({ rows: [], rowCount: 0 }) } as unknown as PgLike);
+    expect(code(() => createJobs({ db, jobs: [j], schedules: [{ ...base, timeZone: "UTC" } as never] })).code).toBe("invalid_schedule");
+  });
+
   it("rejects at createJobs a payload the job's schema refuses, an unknown job, and a duplicate name", () => {
     const job = defineJob({ name: "mail", schema: z.object({ to: z.string().email() }), handler: () => {} });
     const db = fromPg({ query: async () => ({ rows: [], rowCount: 0 }) } satisfies PgLike);

@@ -55,6 +55,7 @@ const defined = new WeakSet<Schedule>();
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:\-/]{0,127}$/;
 const MAX_CATCH_UP = 1_000;
+const KEYS = ["name", "cron", "timezone", "job", "payload", "missed", "dayMatch"];
 
 const invalid = (name: unknown, message: string, details: Record<string, unknown> = {}): never => {
   throw new JobsError("invalid_schedule", `schedule ${JSON.stringify(name)}: ${message}`, { schedule: name, ...details });
@@ -87,8 +88,14 @@ export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
   if (typeof name !== "string" || !NAME.test(name)) {
     invalid(name, "name must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit", { field: "name" });
   }
+  // A misspelt option would be a default silently (timeZone: the schedule in UTC).
+  for (const key of Object.keys(definition)) {
+    if (KEYS.includes(key)) continue;
+    const meant = KEYS.find((k) => k.toLowerCase() === key.toLowerCase());
+    invalid(name, `unknown option ${JSON.stringify(key)}${meant ? ` (did you mean ${meant}?)` : ""}; a schedule takes ${KEYS.join(", ")}`, { field: key });
+  }
   if (typeof definition.job !== "string" || definition.job === "") invalid(name, "job must be the name of a defined job", { field: "job" });
-  const zoneInput = definition.timezone ?? "UTC";
+  const zoneInput = definition.timezone === undefined ? "UTC" : definition.timezone;
   if (typeof zoneInput !== "string" || !isKnownZone(zoneInput)) {
     invalid(name, `unknown time zone ${JSON.stringify(zoneInput)}; use an IANA name such as "Europe/London"`, { field: "timezone" });
   }

@@ -141,6 +141,22 @@ export const jsonTextDeeperThan = (text: string, max: number): boolean => {
 };
 
 /**
+ * The first integer in JSON text that JSON.parse would round (past 2^53: a 64-bit id), else undefined.
+ * PostgreSQL would have kept it exactly; a JavaScript server cannot, so it is refused rather than changed.
+ * Strings, fractions and exponents are skipped (a fraction's last digits are rounded by every JSON reader).
+ */
+export const inexactInteger = (text: string): string | undefined => {
+  if (!/\d{16}/.test(text)) return undefined;
+  for (const m of text.matchAll(/"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])(-?\d{16,})(?![\d.eE])/g)) {
+    const digits = m[1];
+    if (digits === undefined) continue;
+    const n = Number(digits);
+    if (!Number.isFinite(n) || BigInt(digits) !== BigInt(n)) return digits;
+  }
+  return undefined;
+};
+
+/**
  * How many characters more the stored payload's text takes than its JSON: jsonb keeps a number as
  * numeric and writes it with all its digits (JSON's 1e+308 as 309 characters), so a payload within
  * the limit could read back 44 times larger. Strings are skipped.

@@ -46,6 +46,23 @@ describe("payload depth", () => {
     expect(await queued()).toBe(5);
   });
 
+  it("refuses an integer JavaScript would round (a 64-bit id) instead of storing another number, and takes every other number as JSON reads it", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const json = { "content-type": "application/json" };
+    const raw = (payload: string) => call("POST", "/api/jobs", { raw: `{"job":"tree","payload":{"a":${payload}}}`, headers: json });
+    for (const big of ["1234567890123456789", "-9007199254740993", "[1, 18446744073709551615]"]) {
+      const r = await raw(big);
+      expectError(r, 422, "invalid_payload");
+      expect(r.body.error.message).toMatch(/cannot be held exactly .*send it as a string/);
+    }
+    expect(await queued()).toBe(0);
+    // Within 2^53, exact however written; a fraction's or an exponent's digits, and digits in a string, are not integers to refuse.
+    for (const fine of ["9007199254740991", "100000000000000000000", "0.1000000000000000055511151231257827", "1.2345678901234567891e5", `"1234567890123456789"`]) {
+      expect((await raw(fine)).status).toBe(201);
+    }
+    expect(await queued()).toBe(5);
+  });
+
   it("refuses an edited replay nested deeper than a payload may be, and the letter stays", async () => {
     await h.rows(`DELETE FROM jobs_queue`);
     const { id } = await jobs.enqueue("broken", { a: 1 });

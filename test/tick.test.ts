@@ -299,12 +299,22 @@ describe("tick", () => {
   });
 
   it("dead-letters a job that never fits in a budget once its attempts are spent", async () => {
-    const never = defineJob({ name: "never-fits", schema: z.object({}), maxAttempts: 2, handler: () => sleep(2_000) });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const never = defineJob({ name: "never-fits", schema: z.object({}), maxAttempts: 2, handler: () => released });
     const jobs = await h.isolated([never]);
     const { id } = await jobs.enqueue("never-fits", {});
     expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 1 });
     expect(await jobs.tick({ budgetMs: 300, claimCutoffMs: 100 })).toMatchObject({ requeued: 0, deadLettered: 1, requeuedIds: [] });
-    expect(jobs.logs.find((e) => e.msg === "job dead-lettered")).toMatchObject({ jobId: id, jobName: "never-fits", reason: "deadline", durationMs: expect.any(Number) });
+    expect(jobs.logs.find((e) => e.msg === "job dead-lettered")).toMatchObject({
+      jobId: id, jobName: "never-fits", reason: "deadline", durationMs: expect.any(Number), error: "the tick's deadline came before the run finished, at its last attempt",
+    });
+    // Its handlers return late: each result is dropped, said as what the tick's end made of its run.
+    release();
+    await expect.poll(() => jobs.logs.filter((e) => e.msg.startsWith("late result dropped")).map((e) => e.msg).sort()).toEqual([
+      "late result dropped: the run was dead-lettered at the tick's end",
+      "late result dropped: the run was requeued at the tick's end",
+    ]);
     // Its error does not say "requeued": it was not.
     expect(await deadRow(jobs, id)).toMatchObject({ reason: "deadline", attempts: 2, last_error: "the tick's deadline came before the run finished, at its last attempt" });
   });

@@ -10,16 +10,17 @@ import { settle } from "./settler.js";
  * (the final statement failed) go out while time is left (`timeLeft`), and the fence decides.
  */
 export const lateSettler = (send: (input: StepInput, timeoutMs: number) => Promise<StepResult>, timeLeft: () => number, logger: Logger) => {
-  let finalWritten!: (settled: ReadonlySet<string>) => void;
-  const afterFinal = new Promise<ReadonlySet<string>>((resolve) => (finalWritten = resolve));
+  let finalWritten!: (settled: ReadonlyMap<string, string>) => void;
+  const afterFinal = new Promise<ReadonlyMap<string, string>>((resolve) => (finalWritten = resolve));
   return {
-    /** Called once the final statement is out (or failed), with the ids it settled. */
-    finalWritten: (settled: ReadonlySet<string> = new Set()) => finalWritten(settled),
+    /** Called once the final statement is out (or failed), with the ids it settled and how (requeued, dead-lettered). */
+    finalWritten: (settled: ReadonlyMap<string, string> = new Map()) => finalWritten(settled),
     async settle(s: Settlement): Promise<void> {
       const settled = await afterFinal;
       const fields = { jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true };
-      // Requeued by this tick's own final statement, as its log said: the result is not the next run's.
-      if (settled.has(s.item.id)) return void logger.log("debug", "late result dropped: the run was requeued at the tick's end", fields);
+      // Requeued (or dead-lettered) by this tick's own final statement, as its log said: the result is not the next run's.
+      const how = settled.get(s.item.id);
+      if (how) return void logger.log("debug", `late result dropped: the run was ${how} at the tick's end`, fields);
       const timeoutMs = timeLeft();
       if (timeoutMs <= 0) return void logger.log("warn", "late settlement not written", { ...fields, error: "no time left before the platform's limit" });
       try {

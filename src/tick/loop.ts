@@ -285,7 +285,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   // Overdue runs' attempts are settled as they ended (at their timeout); their handlers may still run.
   pending = [...pending, ...[...overdue.values()].map(settledLate)];
   overdue.clear();
-  let settledByFinal = new Set<string>();
+  let settledByFinal = new Map<string, string>();
   try {
     // Owed only what lost answers took: one try, before the deadline (the database may be out of reach).
     const owedOnly = !(slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined);
@@ -298,7 +298,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
         if (at > Date.now()) await nap(at - Date.now());
         else result = await step(final, pending.splice(0), [...requeue, ...lateClaims]);
       }
-      settledByFinal = new Set([...(result?.requeued ?? []), ...(result?.requeueExhausted ?? [])]);
+      settledByFinal = new Map([...(result?.requeued ?? []).map((id) => [id, "requeued"] as const), ...(result?.requeueExhausted ?? []).map((id) => [id, "dead-lettered"] as const)]);
       // Claims that came back too late to start were no runs: returned, not requeued.
       requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;

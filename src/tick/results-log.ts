@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { CutShort } from "../store/tick/requeue.js";
+import { type CutShort, requeueErrors } from "../store/tick/requeue.js";
 import type { StepResult } from "../store/tick/step.js";
 import type { Run } from "./run.js";
 import { operation, type Settlement } from "./settlement.js";
@@ -34,7 +34,7 @@ export const logStep = (logger: Logger, settlements: readonly Settlement[], requ
   }
   for (const id of result.requeueExhausted) {
     const run = byId.get(id)!;
-    logger.log("error", "job dead-lettered", { ...fields(run), durationMs: run.elapsed(), outcome: "dead_lettered", reason: "deadline" });
+    logger.log("error", "job dead-lettered", { ...fields(run), durationMs: run.elapsed(), outcome: "dead_lettered", reason: "deadline", error: requeueErrors(why ?? "deadline").dead });
   }
   const names = result.reclaimedNames;
   for (const id of result.reclaimed) logger.log("warn", "expired lease reclaimed", { jobId: id, jobName: names[id], outcome: "reclaimed" });

@@ -22,7 +22,7 @@ export const CUT_SHORT: Record<CutShort, string> = {
 export const DEADLINE_ERROR = `${CUT_SHORT.deadline}; requeued`;
 
 /** The requeue's texts for runs cut short for `why` (the dead letter's reason stays `deadline`). */
-const requeueErrors = (why: CutShort) => ({ error: `${CUT_SHORT[why]}; requeued`, dead: `${CUT_SHORT[why]}, at its last attempt` });
+export const requeueErrors = (why: CutShort) => ({ error: `${CUT_SHORT[why]}; requeued`, dead: `${CUT_SHORT[why]}, at its last attempt` });
 
 /**
  * At a tick's deadline: every run still going goes back to the queue, claimable

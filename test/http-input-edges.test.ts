@@ -61,6 +61,11 @@ describe("payload depth", () => {
       expect((await raw(fine)).status).toBe(201);
     }
     expect(await queued()).toBe(5);
+    // Every route that reads a JSON body, and /api/stats's refusal of query parameters, say so in the OpenAPI document.
+    const doc = (await call("GET", "/api/openapi.json")).body as { paths: Record<string, Record<string, { requestBody?: unknown; responses: Record<string, unknown> }>> };
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ at: `${method} ${path}`, op })));
+    for (const { at, op } of operations.filter((o) => o.op.requestBody)) expect(Object.keys(op.responses), at).toContain("422");
+    expect(Object.keys(doc.paths["/api/stats"]!.get!.responses)).toContain("422");
   });
 
   it("refuses an edited replay nested deeper than a payload may be, and the letter stays", async () => {

@@ -77,14 +77,14 @@ const OPERATIONS: Record<RouteName, Operation> = {
           nextCursor: { type: ["string", "null"], description: "by filter: pass back as cursor to go on; null once a call has read to the end" },
         },
       }),
-      ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_options", "conflict"),
+      ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_payload", "invalid_options", "conflict"),
     },
   },
   "deadLetters.discardMany": {
     requestBody: body({ type: "object", additionalProperties: false, required: ["ids"], properties: { ids } }),
     responses: {
       "200": json({ type: "object", properties: { discarded: { type: "array", items: { type: "string" } }, missing: { type: "array", items: { type: "string" } } } }),
-      ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_options"),
+      ...errors("malformed_json", "unsupported_media_type", "payload_too_large", "invalid_payload", "invalid_options"),
     },
   },
   "deadLetters.get": { responses: { "200": json(ref("DeadLetter")), ...errors("not_found") } },
@@ -131,7 +131,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "schedules.pause": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
   "schedules.resume": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
-  stats: { responses: { "200": json(statsSchema), ...errors() } },
+  stats: { responses: { "200": json(statsSchema), ...errors("invalid_options") } },
   health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
   tick: {
     responses: {

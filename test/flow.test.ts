@@ -59,6 +59,27 @@ describe("concurrency per key", () => {
   });
 });
 
+describe("a key's jobs held back by another of their limits", () => {
+  it("do not hold back that key's jobs of other users within eight rounds of its share: a per-user rate under a per-tenant concurrency limit", async () => {
+    const started: string[] = [];
+    const work = defineJob({
+      name: "tenant-user",
+      schema: z.object({ t: z.string(), u: z.string(), n: z.number() }),
+      concurrency: { limit: 5, key: (p) => p.t },
+      rateLimit: { limit: 1, periodMs: 3_600_000, key: (p) => p.u },
+      handler: ({ u }) => void started.push(u),
+    });
+    const jobs = await h.isolated([work]);
+    // Twenty of user u1 (one may start this hour), then one of u2, all of tenant T.
+    await jobs.enqueueMany(Array.from({ length: 20 }, (_, n) => ({ job: "tenant-user" as const, payload: { t: "T", u: "u1", n } })));
+    const { id } = await jobs.enqueue("tenant-user", { t: "T", u: "u2", n: 20 });
+    await jobs.tick({ budgetMs: 3_000, concurrency: 10 });
+    // Before, a claim of 10 looked at u1's first 10 jobs, held 9, and looked no further: u2's waited for the hour.
+    expect(started.sort()).toEqual(["u1", "u2"]);
+    expect((await jobs.get(id))?.status).toBe("succeeded");
+  });
+});
+
 describe("unkeyed and keyed jobs in one queue", () => {
   it("a tick of one slot takes keyed jobs too while unkeyed ones are due (the odd slot alternates)", async () => {
     const order: string[] = [];

@@ -298,10 +298,10 @@ describe("definitions and keys", () => {
   });
 
   it("a key function that throws or returns no string is invalid_options, and stores nothing", async () => {
-    const odd = defineJob({ name: "odd-key", schema: tenant, concurrency: { limit: 1, key: (p) => (p.n === 1 ? (null as unknown as string) : p.n === 2 ? "" : p.tenant) }, handler: () => {} });
+    const odd = defineJob({ name: "odd-key", schema: tenant, concurrency: { limit: 1, key: (p) => (p.n === 1 ? (null as unknown as string) : p.n === 2 ? "" : p.n === 3 ? "a\u0000" : p.tenant) }, handler: () => {} });
     const throws = defineJob({ name: "throwing-key", schema: tenant, rateLimit: { limit: 1, periodMs: 10, key: () => { throw new Error("no tenant"); } }, handler: () => {} });
     const jobs = await h.isolated([odd, throws]);
-    for (const [job, n, message] of [["odd-key", 1, "concurrency.key of job odd-key must return a string"], ["odd-key", 2, "must return a string"], ["throwing-key", 0, "rateLimit.key of job throwing-key threw: no tenant"]] as const) {
+    for (const [job, n, message] of [["odd-key", 1, "concurrency.key of job odd-key must return a string"], ["odd-key", 2, "must return a string"], ["odd-key", 3, "must return a string of 1 to 255 characters without U+0000 or a lone surrogate"], ["throwing-key", 0, "rateLimit.key of job throwing-key threw: no tenant"]] as const) {
       const e = await jobs.enqueueUnchecked([{ job, payload: { tenant: "t", n } }]).catch((x: unknown) => x);
       expect(isJobsError(e) && e.code === "invalid_options" && e.message.includes(message)).toBe(true);
     }

@@ -34,7 +34,8 @@ const keyOf = (job: AnyJob, field: string, fn: ((payload: unknown) => string) | 
     throw new JobsError("invalid_options", `${field} of job ${job.name} threw: ${errorText(error, PREVIEW_CHARS)}`, { ...where, field });
   }
   if (typeof key !== "string" || key.length === 0 || longerThan(key, MAX_KEY_CHARS) || unstorable(key)) {
-    throw new JobsError("invalid_options", `${field} of job ${job.name} must return a string of 1 to 255 characters, got ${preview(key)}`, { ...where, field });
+    const what = typeof key === "string" && key.length > 0 && !longerThan(key, MAX_KEY_CHARS) ? " without U+0000 or a lone surrogate" : "";
+    throw new JobsError("invalid_options", `${field} of job ${job.name} must return a string of 1 to 255 characters${what}, got ${preview(key)}`, { ...where, field });
   }
   return key;
 };

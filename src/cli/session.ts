@@ -95,8 +95,10 @@ export class Session {
   async module(need: JobsNeed, purpose: string): Promise<JobsModule | undefined> {
     // A module named outright (--jobs, JOBS_MODULE) is loaded for every command: its settings (a
     // table prefix) decide which tables even `migrate` and `stats` use, and a missing one is an error.
+    // So is the dev server's, when its database is the one used: its prefix names that queue's tables.
     const named = this.globals.jobs || read(this.io.env, "JOBS_MODULE");
-    if (need === "none") return named ? loadJobsModule(named, this.io.cwd) : undefined;
+    const dev = read(this.io.env, "DATABASE_URL") ? undefined : runningDevServer(this.io.env, this.io.cwd)?.jobsModule;
+    if (need === "none") return named || dev ? loadJobsModule((named || dev)!, this.io.cwd) : undefined;
     const path = this.modulePath();
     if (!path) {
       if (need === "required") throw new CliError(EXIT.config, `${purpose} needs your job definitions: pass --jobs <module> or set JOBS_MODULE`);

@@ -74,6 +74,12 @@ describe("dead-letters", () => {
     expect((await cli(["dead-letters", "show", id!])).stdout).toContain("answered 503 for \\u001b]0;owned\\u0007\\u001b[2J\\u009b31m\\u000dfake line");
     // --json stays JSON, and means the same.
     expect(json<{ items: Array<{ lastError: string }> }>(await cli(["dead-letters", "list", "--json"])).items[0]!.lastError).toContain(sku);
+    // An id echoed back, as every command echoes one (discard wrote it raw).
+    for (const args of [["dead-letters", "discard", sku], ["dead-letters", "show", sku], ["runs", "show", sku]]) {
+      const r = await cli(args);
+      expect(r.code, args.join(" ")).toBe(EXIT.notFound);
+      expect(r.stderr, args.join(" ")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
   });
 
   it("replays one, with an edited payload, in bulk, and refuses conflicts", async () => {

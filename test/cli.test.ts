@@ -54,6 +54,12 @@ describe("help and usage", () => {
     expectOneLineError(await cli(["dead-letters", "list", "--limit", "0"]), EXIT.rejected, /--limit must be a whole number from 1 to 500/);
     expectOneLineError(await cli(["tick", "--budget", "soon"]), EXIT.rejected, /--budget must be a duration/);
     expectOneLineError(await cli(["tick", "--budget", "0"]), EXIT.rejected, /--budget must be longer than 0/);
+    // An option given twice kept its last value without a word; a flag given a value was said to need one.
+    expectOneLineError(await cli(["enqueue", "send-welcome", "{}", "--priority", "1", "--priority", "2"]), EXIT.usage, /option --priority is given more than once/);
+    expectOneLineError(await cli(["runs", "list", "--job", "a", "--job=b"]), EXIT.usage, /option --job is given more than once/);
+    expectOneLineError(await cli(["stats", "--json=1"]), EXIT.usage, /option --json takes no value/);
+    // An option alone that pgtick does not know is named (it showed the help).
+    expectOneLineError(await cli(["-v"]), EXIT.usage, /unknown option -v/);
   });
 });
 

@@ -91,6 +91,7 @@ const argsError = (e: unknown): CliError => {
   if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") return usageError(`unknown option ${quoted ?? message}`);
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const option = quoted?.split(" ")[0] ?? "";
+    if (/does not take an argument/.test(message)) return usageError(`option ${option} takes no value`);
     // Node reads "--priority -5" as an option with its value missing: a value starting with "-" takes "=".
     const dash = /starting with a dash/.test(message) ? `; a value starting with "-" is written ${option}=-5` : "";
     return usageError(`option ${option} needs a value${dash}`.replace("  ", " "));
@@ -112,12 +113,15 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCo
     return exitCodeFor(e);
   };
   // First pass, loosely: which command is it? Its own options are known only after that.
-  const loose = parseArgs({ args: [...argv], options: parseOptions(GLOBAL), strict: false, allowPositionals: true });
+  const loose = parseArgs({ args: [...argv], options: parseOptions(GLOBAL), strict: false, allowPositionals: true, tokens: true });
   const verbose = loose.values.verbose === true;
   const words = loose.positionals;
   if (loose.values.version === true) return io.stdout(`pgtick ${packageVersion()}\n`), EXIT.ok;
   if (words.length === 0) {
     if (loose.values.help === true) return io.stdout(`${mainHelp()}\n`), EXIT.ok;
+    // An option alone that pgtick does not know (-v for --version, say): named, not only the help shown.
+    const stray = loose.tokens?.find((t) => t.kind === "option" && !(t.name in GLOBAL));
+    if (stray && stray.kind === "option") return fail(usageError(`unknown option ${stray.rawName}; run \`pgtick --help\` for the commands`), verbose);
     io.stderr(`${mainHelp()}\n`);
     return EXIT.usage;
   }
@@ -136,7 +140,12 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCo
   let values: Values;
   let args: string[];
   try {
-    const parsed = parseArgs({ args: [...argv], options: parseOptions({ ...GLOBAL, ...spec.options }), strict: true, allowPositionals: true });
+    const options = { ...GLOBAL, ...spec.options };
+    const parsed = parseArgs({ args: [...argv], options: parseOptions(options), strict: true, allowPositionals: true, tokens: true });
+    // An option given twice kept its last value without a word (--priority 1 --priority 2).
+    const given = parsed.tokens.flatMap((t) => (t.kind === "option" && !(options as Record<string, OptionSpec>)[t.name]?.multiple ? [t.name] : []));
+    const twice = given.find((name, i) => given.indexOf(name) !== i);
+    if (twice !== undefined) throw usageError(`option --${twice} is given more than once`);
     values = parsed.values as Values;
     args = parsed.positionals.slice(spec.path.length);
   } catch (e) {

@@ -7,6 +7,7 @@ import { CliError, EXIT, type ExitCode, usageError } from "../../exit-codes.js";
 import { clip, nextPage, plural, table } from "../output.js";
 import { intOption, jsonArgument } from "../parse.js";
 import { COUNT_LIMIT } from "../../store/shared/bounded.js";
+import { inert } from "../../terminal.js";
 
 const notFound = (id: string) => new CliError(EXIT.notFound, `no dead letter with id ${id}`);
 
@@ -142,7 +143,7 @@ const discard: CommandSpec = {
     if (session.globals.json) session.print({ discarded, missing }, () => "");
     else {
       if (discarded.length > 0) session.out(discarded.map((id) => `discarded ${id}`).join("\n"));
-      for (const id of missing) session.io.stderr(`pgtick: no dead letter with id ${id}\n`);
+      for (const id of missing) session.io.stderr(`pgtick: no dead letter with id ${inert(id, false)}\n`);
     }
     const code: ExitCode = missing.length > 0 ? EXIT.notFound : EXIT.ok;
     return code;

@@ -68,6 +68,31 @@ describe("pause, resume, run now", () => {
     expect(new Set(again.map((r) => r.id)).size).toBe(3);
   });
 
+  it("a row an older release makes again (run now, pause) for a schedule a newer one removed is removed at the next tick, so re-adding it starts afresh", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const v1 = w.make([hourly("s", { missed: { catchUp: 5 } }), hourly("other")]);
+    await v1.tick({ budgetMs: 5_000 });
+    // v2 removes s: its tick deletes the row.
+    const v2 = w.make([hourly("other")]);
+    await v2.tick({ budgetMs: 5_000 });
+    const rows = async () => (await h.rows<{ name: string; paused: boolean }>(`SELECT name, paused FROM ${w.t.schedules} ORDER BY name`)).map((r) => r.name);
+    expect(await rows()).toEqual(["other"]);
+    // Something still running v1 (an old instance, an old checkout's CLI) runs and pauses s: its row comes back.
+    await v1.schedules.run("s");
+    await v1.schedules.pause("s");
+    expect(await rows()).toEqual(["other", "s"]);
+    // v2's next tick brings the table in line with its code again (the row stayed, due and never advanced).
+    await v2.tick({ budgetMs: 5_000 });
+    expect(await rows()).toEqual(["other"]);
+    // Two days on, v3 adds s back as it was: it starts afresh, unpaused, with no catch-up of the days before.
+    w.set("2024-05-03T09:30:00Z");
+    const v3 = w.make([hourly("s", { missed: { catchUp: 5 } }), hourly("other")]);
+    const before = w.runs.filter((r) => r.startsWith("schedule:s:")).length;
+    await tickThrough(v3, w, "2024-05-03T09:30:00Z", "2024-05-03T10:00:30Z", 10 * MIN);
+    expect(w.runs.filter((r) => r.startsWith("schedule:s:")).slice(before)).toEqual(["schedule:s:2024-05-03T10:00:00.000Z"]);
+    expect((await v3.schedules.list()).items.find((x) => x.name === "s")).toMatchObject({ paused: false });
+  });
+
   it("unknown names are not_found; list validates `next`", async () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("x")]);

@@ -21,6 +21,17 @@ export const scheduleRecord = (extra = ""): string =>
   `name text, cron text, timezone text, job_name text, payload jsonb, missed jsonb, definition_hash text, next_run_at timestamptz${extra}`;
 
 /**
+ * A CTE that makes the next tick sync the schedules table when `cte` (an insert's RETURNING `created`)
+ * created a row. Only a sync creates rows but for pause, resume and run-now: code that defines a schedule
+ * no tick has synced yet, or code of an older release acting on one a newer release removed. That row
+ * would stay (a sync runs only when the code's set differs from the one recorded), due and never
+ * advanced, and a later release adding the schedule back would take it over: its missed occurrences run
+ * again, or it comes back paused. Forgetting the recorded set costs the next tick one sync.
+ */
+export const resyncIfCreated = (t: Tables, cte: string): string =>
+  `resync AS (UPDATE ${t.state} SET schedules_hash = NULL WHERE id = 1 AND EXISTS (SELECT 1 FROM ${cte} WHERE created) RETURNING 1)`;
+
+/**
  * The one insert of schedule rows: the defined columns (and `more`, name to expression) from the input
  * rows `json` (a jsonb parameter) as `i`, then `rest` (the ON CONFLICT and RETURNING of the caller).
  */

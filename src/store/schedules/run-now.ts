@@ -1,7 +1,7 @@
 import type { Db } from "../../db.js";
 import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 import { Params, type Tables } from "../shared/tables.js";
-import { type ScheduleRowInput, scheduleInsert } from "./row-insert.js";
+import { resyncIfCreated, type ScheduleRowInput, scheduleInsert } from "./row-insert.js";
 
 export interface RunNowJob {
   readonly id: string;
@@ -35,7 +35,8 @@ export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob, row: Sche
     touched AS (
       ${scheduleInsert(t, p.json([row]), "ON CONFLICT (name) DO UPDATE SET last_enqueued_at = now(), last_job_id = excluded.last_job_id, updated_at = now()",
         { last_enqueued_at: "now()", last_job_id: "(SELECT id FROM job)" })}
-      RETURNING 1)
+      RETURNING s.xmax = 0 AS created),
+    ${resyncIfCreated(t, "touched")}
     SELECT (SELECT id::text FROM job) AS id, (SELECT count(*) FROM touched)::int AS touched`;
   const { rows } = await db.query<{ id: string }>(text, p.values);
   return { id: rows[0]!.id };

@@ -85,9 +85,14 @@ export const exitCodeFor = (e: unknown): ExitCode => {
   return EXIT.failed;
 };
 
-const issuesText = (details: unknown): string => {
+const issuesText = (details: unknown, message: string): string => {
   const issues = (details as { issues?: unknown } | undefined)?.issues;
   if (!Array.isArray(issues)) return "";
+  // One issue the message already says (text PostgreSQL cannot store): only where it is.
+  const [only] = issues as Array<{ path?: unknown[]; message?: string }>;
+  if (issues.length === 1 && only?.message && message.endsWith(only.message)) {
+    return Array.isArray(only.path) && only.path.length > 0 ? ` (at ${only.path.join(".")})` : "";
+  }
   const parts = issues.slice(0, 5).map((i: { path?: unknown[]; message?: string }) => {
     const path = Array.isArray(i.path) && i.path.length > 0 ? `${i.path.join(".")}: ` : "";
     return `${path}${i.message ?? "invalid"}`;
@@ -97,7 +102,7 @@ const issuesText = (details: unknown): string => {
 
 /** One line that says what went wrong, without a stack: what the operator sees. */
 export const oneLine = (e: unknown): string => {
-  if (isJobsError(e)) return `${e.message}${issuesText(e.details)}`.replace(/\s*\n\s*/g, " ");
+  if (isJobsError(e)) return `${e.message}${issuesText(e.details, e.message)}`.replace(/\s*\n\s*/g, " ");
   const code = errorCode(e);
   const message = e instanceof Error ? e.message || code || e.name : String(e);
   if (e instanceof StatementTimeout || e instanceof MigrationLocked) return message;

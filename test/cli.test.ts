@@ -114,6 +114,12 @@ describe("enqueue", () => {
     const { cli, rows } = await fresh();
     expectOneLineError(await cli(["enqueue", "send-welcome", "{email:"]), EXIT.usage, /the payload is not valid JSON/);
     expectOneLineError(await cli(["enqueue", "send-welcom", "{}"]), EXIT.rejected, /no job named "send-welcom" is defined/);
+    // What the message says already is not said again: only where it is.
+    expectOneLineError(
+      await cli(["enqueue", "send-welcome", '{"email":"a@b.co","name":"x\\u0000y"}']),
+      EXIT.rejected,
+      /^pgtick: payload for send-welcome holds text PostgreSQL cannot store: U\+0000 is not allowed in strings \(at name\)$/,
+    );
     expectOneLineError(
       await cli(["enqueue", "send-welcome", '{"email":"not-an-address"}']),
       EXIT.rejected,

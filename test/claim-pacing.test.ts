@@ -62,6 +62,17 @@ describe("when a tick claims again", () => {
     expect(p.nextAt(0)).toBe(11_500);
   });
 
+  it("while runs go on, claims again at the claim interval at the latest, however far off the rate window that held jobs back", () => {
+    const p = new ClaimPacing(1_000);
+    p.claimed(32, found(1, { flowHeld: 2, flowRetryAt: 10_000 + 3_600_000 }), 10_000);
+    expect(p.nextAt(1)).toBe(11_000);
+    expect(p.due(10_999, 1)).toBe(false);
+    expect(p.due(11_000, 1)).toBe(true);
+    // With nothing running, the window is what it waits for.
+    expect(p.nextAt(0)).toBe(3_610_000);
+    expect(p.due(11_000, 0)).toBe(false);
+  });
+
   it("claims again when retries this tick wrote come due, unless a claim is due sooner", () => {
     const p = new ClaimPacing(1_000);
     p.claimed(32, found(5), 10_000);

@@ -136,4 +136,22 @@ describe("a running tick picks up new work", () => {
     expect(starts.get("elsewhere")! - elsewhere).toBeLessThan(1_500 + 1_000);
     expect(starts.get("woken")! - woken).toBeLessThan(750);
   });
+
+  it("so does one enqueued elsewhere while jobs wait on a rate window an hour off (the tick waited for the window, or for its runs to end)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let quickRan = false;
+    const long = defineJob({ name: "long", schema: z.object({}), handler: () => gate });
+    const rated = defineJob({ name: "rated", schema: z.object({ n: z.number() }), rateLimit: { limit: 1, periodMs: 3_600_000 }, handler: () => {} });
+    const quick = defineJob({ name: "quick", schema: z.object({ tag: z.string() }), handler: () => void (quickRan = true) });
+    const jobs = await h.isolated([long, rated, quick], { claimIntervalMs: 200 });
+    await jobs.enqueueMany([{ job: "long", payload: {} }, { job: "rated", payload: { n: 1 } }, { job: "rated", payload: { n: 2 } }]);
+    const ticking = jobs.tick({ budgetMs: 20_000 });
+    await expect.poll(async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.queue} WHERE status = 'running'`))[0]!.n).toBe(1);
+    await h.rows(`INSERT INTO ${jobs.settings.tablePrefix}queue (id, job_name, payload) VALUES (gen_random_uuid(), 'quick', '{"tag":"elsewhere"}')`);
+    // The long run is still going (its gate is shut): the quick job can only start by a claim at the interval.
+    await expect.poll(() => quickRan, { timeout: 10_000, interval: 20 }).toBe(true);
+    release();
+    expect(await ticking).toMatchObject({ succeeded: 3 });
+  });
 });

@@ -5,7 +5,8 @@ import type { StepResult } from "../store/tick/step.js";
  * nothing held back means the queue looked empty: the tick claims again only at the claim
  * interval while runs go on (work enqueued elsewhere), or when woken (a kick, its own enqueue).
  * A claim short because limits held jobs back claims again when a rate window has room, at the
- * claim interval for a job held by concurrency, or as soon as runs end (their buckets have room).
+ * claim interval for a job held by concurrency, or as soon as runs end (their buckets have room);
+ * and while runs go on, at the claim interval at the latest.
  */
 export class ClaimPacing {
   private empty = false;
@@ -90,14 +91,20 @@ export class ClaimPacing {
 
   /** Whether a claim is due now, with `running` runs going on. */
   due(now: number, running: number): boolean {
-    if (this.spent) return false;
-    return this.empty ? running > 0 && now >= this.lastAt + this.intervalMs : now >= this.after;
+    const at = this.nextAt(running);
+    return at !== undefined && now >= at;
   }
 
-  /** When the next claim is due (undefined: only when woken). */
+  /**
+   * When the next claim is due (undefined: only when woken). While runs go on, at the claim interval at
+   * the latest, whatever the last claim found: work enqueued elsewhere is seen then. A rate window an
+   * hour off held a running tick's claims for the hour, and new jobs waited for its runs to end.
+   */
   nextAt(running: number): number | undefined {
     if (this.spent) return undefined;
-    return this.empty ? (running > 0 ? this.lastAt + this.intervalMs : undefined) : this.after;
+    const poll = running > 0 ? this.lastAt + this.intervalMs : undefined;
+    if (this.empty) return poll;
+    return poll === undefined ? this.after : Math.min(this.after, poll);
   }
 
   /**

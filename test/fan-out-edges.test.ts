@@ -33,6 +33,23 @@ describe("fan-out at its edges", () => {
     expect(await jobs.tick({ budgetMs: 800 })).toMatchObject({ capped: false });
   }, 20_000);
 
+  it("a started tick that answers only when it ends (a Worker's call to itself) took its slot: nothing is freed, and no warning", async () => {
+    const jobs = await h.isolated([slow], { maxTicks: 2, concurrency: 2 });
+    await jobs.enqueueMany(Array.from({ length: 12 }, (_, n) => ({ job: "slow" as const, payload: { n } })));
+    const started: Array<Promise<unknown>> = [];
+    // The started tick runs; its answer comes when it has run (here: later than the asking tick waits).
+    const spawn = (hs: readonly Handoff[]) => {
+      const ran = Promise.all(hs.map((handoff) => jobs.tick({ budgetMs: 2_500, claimCutoffMs: 500, handoff })));
+      started.push(ran);
+      return ran.then(() => sleep(2_000));
+    };
+    const report = await jobs.tick({ budgetMs: 1_500, claimCutoffMs: 500, spawn });
+    expect(report.spawned).toBeGreaterThan(0);
+    expect(jobs.logs.filter((e) => e.msg === "a started tick did not answer: its reserved slot is freed")).toEqual([]);
+    const children = (await Promise.all(started)).flat() as Array<{ slot: number | null; claimed: number }>;
+    expect(children.every((c) => c.slot !== null)).toBe(true);
+  });
+
   it("a start still unanswered when the tick ends has its slot freed, while the tick can (its failure came after the connection closed)", async () => {
     const jobs = await h.isolated([slow], { maxTicks: 4, concurrency: 2 });
     const prefix = jobs.settings.tablePrefix;

@@ -30,7 +30,8 @@ export class FanOutPacer {
     private readonly maxTicks: number,
     private readonly concurrency: number,
     private readonly logger: Logger,
-    private readonly release: (handoff: Handoff) => Promise<unknown>,
+    /** Frees a reserved slot, fenced on its token: whether it was still reserved (a tick that started took it). */
+    private readonly release: (handoff: Handoff) => Promise<boolean>,
   ) {}
 
   get enabled(): boolean {
@@ -71,7 +72,9 @@ export class FanOutPacer {
   /**
    * Waits up to `ms` for the answers to the starts still out (a refused one then frees its slot while the tick can).
    * A start still unanswered then has its slot freed too: its failure would come after the tick's connection closed,
-   * and the slot would wait out its reservation. A tick it did start takes any free slot.
+   * and the slot would wait out its reservation. A tick it did start takes any free slot. A tick that has started
+   * but not answered (a Worker's call to itself answers when that tick ends) took its slot: nothing is freed, and
+   * nothing said.
    */
   async answered(ms: number): Promise<void> {
     if (this.answers.size === 0) return;
@@ -82,8 +85,9 @@ export class FanOutPacer {
     if (unanswered.length === 0) return;
     this.answers.clear();
     for (const h of unanswered) this.freed.add(h);
-    this.logger.log("warn", "a started tick did not answer: its reserved slot is freed", { slots: unanswered.map((h) => h.slot) });
-    await Promise.allSettled(unanswered.map((h) => this.release(h)));
+    const freed = await Promise.all(unanswered.map((h) => this.release(h).catch(() => false)));
+    const slots = unanswered.filter((_, i) => freed[i]).map((h) => h.slot);
+    if (slots.length > 0) this.logger.log("warn", "a started tick did not answer: its reserved slot is freed", { slots });
   }
 
   private async failedToStart(handoff: Handoff, error: unknown): Promise<void> {

@@ -50,7 +50,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const pipelineMin = pipelineMinFor(concurrency, env.flow?.enabled ?? false);
   const [settleBatch, tickOwner] = [4 * concurrency, crypto.randomUUID()];
   const flow = new FlowClaims(env.flow);
-  const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger, (h) => unreserveSlot(db, tables, h, { timeoutMs: bound(true) }));
+  const fanOut = new FanOutPacer(options.spawn, settings.maxTicks, concurrency, logger, async (h) => (await unreserveSlot(db, tables, h, { timeoutMs: bound(true) })).rows.length > 0);
   // History on: every statement that ends runs records them, and runs keep their ctx.log lines.
   const history = settings.historyRetentionMs !== false;
   const maxOutputBytes = history ? settings.maxOutputBytes : undefined;

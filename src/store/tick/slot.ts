@@ -200,4 +200,4 @@ export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string, flo
 
 /** Frees a slot reserved for a tick that did not start; fenced on its token, so a tick that took it keeps it. */
 export const unreserveSlot = (db: Db, t: Tables, handoff: Handoff, options: QueryOptions = {}) =>
-  db.query(`UPDATE ${t.ticks} SET owner = NULL, reserved = false, expires_at = NULL WHERE slot = $1 AND owner = $2::uuid AND reserved`, [handoff.slot, handoff.token], options);
+  db.query(`UPDATE ${t.ticks} SET owner = NULL, reserved = false, expires_at = NULL WHERE slot = $1 AND owner = $2::uuid AND reserved RETURNING slot`, [handoff.slot, handoff.token], options);

@@ -495,6 +495,8 @@ describe("dashboard replay and escaping", () => {
       const again = await refused.text();
       expect(again.split("L".repeat(100_000)).length - 1).toBe(1);
       expect(again).toContain(`<pre id="payload">{&quot;text&quot;:&quot;${"L".repeat(100_000)}`);
+      // Shown at the dead letter's own address, not the form's action (which a reload posts again, and a visit answers 404).
+      expect(again).toContain(`<main id="main" data-url="/dashboard/dead-letters/${large}">`);
     } finally {
       await h.db.query(`DELETE FROM ${t.deadLetters} WHERE id = ANY ($1::uuid[])`, [[large, small]]);
     }

@@ -113,7 +113,7 @@ export const DeadDetail: FC<{
   // unless the editor holds an edit that was refused.
   const once = known && edited === undefined && text.length > SHOWN_TWICE_UP_TO;
   return (
-    <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert}>
+    <Page title={`Dead letter: ${dead.job}`} base={base} section="dead" csrf={csrf} alert={alert} canonical={`${base}/dead-letters/${encodeURIComponent(dead.id)}`}>
       <Kv
         rows={[
           ["Id", <code>{dead.id}</code>],

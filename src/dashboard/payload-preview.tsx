@@ -15,7 +15,8 @@ export const PayloadCell: FC<{ row: PayloadPreview }> = ({ row }) => (
   <>
     <code>
       {row.payloadPreview}
-      {row.payloadTruncated ? "…" : ""}
+      {/* A large payload's outline ({"id": …}, [2000 items]) is whole as it is: only a cut text gets an ellipsis. */}
+      {row.payloadTruncated && row.payloadBytes !== null ? "…" : ""}
     </code>
     {row.payloadTruncated ? <div class="muted">{row.payloadBytes === null ? "over 8 KB" : size(row.payloadBytes)}</div> : null}
   </>

@@ -196,4 +196,19 @@ describe("a variable pgtick does not know", () => {
       expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^JOBS_CONCURENCY is no setting pgtick knows; it is ignored/) }),
     ]);
   });
+
+  it("is named by a Worker's cron too, once per isolate (a Worker that only runs from its cron builds no app, and said nothing)", async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(console, "log").mockImplementation((line: string) => void lines.push(line));
+    const worker = cloudflareWorker({ jobs: [job] });
+    // Its tick fails here (no database at that port); the warning comes first.
+    const bindings = { DATABASE_URL: "postgres://u:p@127.0.0.1:1/db", JOBS_CRON_TYPO: "1", JOBS_PLATFORM_LIMIT: "2s" };
+    const ctx = { waitUntil: () => {}, passThroughOnException: () => {} } as never;
+    try {
+      for (let i = 0; i < 2; i++) await worker.scheduled({} as never, bindings, ctx).catch(() => {});
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.filter((l) => l.includes("JOBS_CRON_TYPO is no setting pgtick knows"))).toHaveLength(1);
+  });
 });

@@ -9,7 +9,7 @@ import { read } from "../settings/catalog.js";
 import type { Env } from "../settings/parse.js";
 import type { Handoff } from "../tick/types.js";
 import { kickEnabled, WORKERS_SCHEDULED } from "./budget.js";
-import { deploymentApp } from "./deployment-app.js";
+import { deploymentApp, warnUnknownSettings } from "./deployment-app.js";
 import { type Deployment, runInvocationTick, wakeDeployment } from "./invocation.js";
 import { coalesced, tickAnswered } from "./kick.js";
 import { neonForRequest, neonPool } from "./neon.js";
@@ -97,6 +97,8 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
     /** The Cron Trigger's tick, kept alive with waitUntil until it has requeued what runs and closed its pool. */
     async scheduled(_controller: WorkerScheduledController, bindings: Record<string, unknown>, ctx: WorkerExecutionContext): Promise<void> {
       const env = stringEnv(bindings);
+      // A Worker that only runs from its cron builds no app, and would never say so.
+      warnUnknownSettings(env);
       const done = runInvocationTick(deployment(env), {}, { spawn: spawnThrough(bindings, env, ctx) });
       ctx.waitUntil(done);
       await done;

@@ -26,14 +26,25 @@ export interface DeploymentApp extends Deployment {
   readonly openApi?: OpenApiDocument;
 }
 
+/** Names already warned about in this isolate: a Worker's cron and its app each warn, once between them. */
+const warned = new Set<string>();
+
+/** A misspelt variable (JOBS_CONCURENCY) would otherwise be ignored without a word: said once per isolate. */
+export const warnUnknownSettings = (env: Env): void => {
+  for (const name of unknownVariables(env)) {
+    if (warned.has(name)) continue;
+    warned.add(name);
+    jsonLogger().log("warn", `${name} is no setting pgtick knows; it is ignored`);
+  }
+};
+
 /**
  * The library's Hono app as a platform deploys it: a connection per request
  * (opened on first use, closed after the response), `/api/tick` run the
  * platform's way, and the kick hook on enqueues of jobs that are due now.
  */
 export const deploymentApp = (d: DeploymentApp): Hono => {
-  // A misspelt variable (JOBS_CONCURENCY) would otherwise be ignored without a word.
-  for (const name of unknownVariables(d.env)) jsonLogger().log("warn", `${name} is no setting pgtick knows; it is ignored`);
+  warnUnknownSettings(d.env);
   return createApp({
     env: d.env,
     jobs: async () => {

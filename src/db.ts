@@ -281,10 +281,13 @@ const tooLargeRequest = (error: unknown): Error | undefined => {
 /**
  * Neon's HTTP endpoint out of reach (the fetch failed) or failing (HTTP 5xx) says nothing of the
  * statement: a connection failure (08006), as the Pool reports one, so callers answer 503 and retry.
+ * So does the endpoint's answer for a connection it could not make to the database (HTTP 400 with an
+ * empty SQLSTATE, the message the connection's error: `connect ECONNREFUSED ...`).
  */
 const unreachedEndpoint = (error: unknown): Error | undefined => {
-  if (!(error instanceof Error) || typeof errorCode(error) === "string") return undefined;
-  if (!/fetch failed|HTTP status 5\d\d\b|Error connecting to database/i.test(error.message)) return undefined;
+  const code = errorCode(error);
+  if (!(error instanceof Error) || (typeof code === "string" && code !== "")) return undefined;
+  if (!/fetch failed|HTTP status 5\d\d\b|Error connecting to database|couldn't connect to compute|\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND)\b/i.test(error.message)) return undefined;
   return Object.assign(new Error(`the database's HTTP endpoint failed (the statement may have run): ${error.message}`, { cause: error }), { code: "08006" });
 };
 

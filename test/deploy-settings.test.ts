@@ -99,6 +99,21 @@ describe("a DATABASE_URL that is not Neon's, on the edge", () => {
   });
 });
 
+describe("a database down behind Neon's HTTP endpoint", () => {
+  it("is 503 unavailable, as over the WebSocket transport (the endpoint answers 400 with no SQLSTATE for a connection it could not make; it was a 500)", async () => {
+    const down = "postgres://postgres:postgres@127.0.0.1:1/nowhere";
+    const env = { DATABASE_URL: down, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off" };
+    const vercel = vercelApi({ jobs: [job] }, { env });
+    const worker = cloudflareWorker({ jobs: [job] });
+    for (const handle of [vercel, (r: Request) => worker.fetch(r, env, ctx)]) {
+      for (const request of [new Request("https://app.example/api/jobs", enqueue), new Request("https://app.example/api/jobs", { headers: enqueue.headers }), new Request("https://app.example/api/stats", { headers: enqueue.headers })]) {
+        const response = await handle(request);
+        expect([request.method, new URL(request.url).pathname, response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([request.method, new URL(request.url).pathname, 503, "unavailable"]);
+      }
+    }
+  });
+});
+
 describe("settings a deployment may get in other shapes", () => {
   it("a wrong JOBS_MAX_BODY_BYTES fails each request as a wrong setting does (the health check says misconfigured); it took every function down at its start", async () => {
     const env = { DATABASE_URL: h.url, JOBS_API_TOKEN: TOKEN, NEON_LOCAL_HTTP: standIn.endpoint, JOBS_KICK: "off", JOBS_MAX_BODY_BYTES: "1mb", CRON_SECRET: "cron-secret-0123456789" };

@@ -227,14 +227,17 @@ describe("configuration and connection errors", () => {
     writeFileSync(mod, `export * from ${JSON.stringify(jobsModule)};\nexport const settings = { tablePrefix: "clidev_" };\n`);
     mkdirSync(join(dir, ".dev"));
     writeFileSync(join(dir, ".dev", "server.json"), JSON.stringify({ pid: process.pid, url: "http://127.0.0.1:1", databaseUrl: h.url, jobsModule: mod }));
-    const { cli } = await fresh();
-    const viaDev = { DATABASE_URL: "", JOBS_MODULE: "", JOBS_TABLE_PREFIX: "", DEV_DIR: join(dir, ".dev") };
-    expect((await cli(["migrate"], viaDev)).stdout).toContain("(tables clidev_*");
-    expect((await cli(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--delay", "1h"], viaDev)).code).toBe(0);
-    // stats, runs and dead letters read the queue the job went into (they read jobs_*, another queue's).
-    expect(json<{ queue: Array<{ job: string }> }>(await cli(["stats", "--json"], viaDev)).queue).toMatchObject([{ job: "send-welcome" }]);
-    expect(await h.rows(`SELECT count(*)::int AS n FROM clidev_queue`)).toEqual([{ n: 1 }]);
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      const { cli } = await fresh();
+      const viaDev = { DATABASE_URL: "", JOBS_MODULE: "", JOBS_TABLE_PREFIX: "", DEV_DIR: join(dir, ".dev") };
+      expect((await cli(["migrate"], viaDev)).stdout).toContain("(tables clidev_*");
+      expect((await cli(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--delay", "1h"], viaDev)).code).toBe(0);
+      // stats, runs and dead letters read the queue the job went into (they read jobs_*, another queue's).
+      expect(json<{ queue: Array<{ job: string }> }>(await cli(["stats", "--json"], viaDev)).queue).toMatchObject([{ job: "send-welcome" }]);
+      expect(await h.rows(`SELECT count(*)::int AS n FROM clidev_queue`)).toEqual([{ n: 1 }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("does not use a dev server running in the folder it runs in unless told to", async () => {

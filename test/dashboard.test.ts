@@ -612,6 +612,30 @@ describe("dashboard schedules", () => {
   });
 });
 
+describe("dashboard schedule next runs", () => {
+  it("a next run whose time has come says the next tick enqueues it (it read '8 s ago', as if it had run)", async () => {
+    const due = createJobs({ db: h.main, jobs: defs, logger: silentLogger, schedules: [{ name: "due-soon", cron: "*/5 * * * *", job: "note", payload: { text: "due" } }] });
+    await due.tick({ budgetMs: 2_000 });
+    // The occurrence not yet handled is 8 s old: the cron has not started this minute's tick yet.
+    await h.db.query(`UPDATE jobs_schedules SET next_run_at = now() - interval '8 seconds' WHERE name = 'due-soon'`);
+    const dueApp = createApp({ jobs: due, env });
+    const res = await dueApp.request(`${ORIGIN}/dashboard/login`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: form({ password: PASSWORD, next: "/dashboard/" }),
+    });
+    const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+    const text = await (await dueApp.request(`${ORIGIN}/dashboard/schedules`, { headers: { cookie } })).text();
+    const runs = [...text.matchAll(/<ol class="next-runs">([\s\S]*?)<\/ol>/g)].map((m) => m[1]!).join("");
+    const items = [...runs.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ""));
+    expect(items).toHaveLength(3);
+    expect(items[0]).toContain("(due: the next tick enqueues it)");
+    expect(items.join("\n")).not.toContain("ago");
+    expect(items[1]).toMatch(/\(in \d+ (s|min)\)/);
+    await h.db.query(`DELETE FROM jobs_schedules WHERE name = 'due-soon'`);
+  });
+});
+
 const dataUrl = (html: string) => /<main id="main" data-url="([^"]*)"/.exec(html)?.[1]?.replaceAll("&amp;", "&");
 
 describe("a refused action's page refreshes the page it was taken on", () => {

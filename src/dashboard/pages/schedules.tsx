@@ -6,7 +6,7 @@ import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
 import type { Page as ListPage } from "../../store/shared/paging.js";
 import { enqueued, q, qs, type Routes } from "../dashboard-context.js";
-import { pretty, Time } from "../format.js";
+import { pretty, Time, utc } from "../format.js";
 import { Csrf, Live, Page } from "../layout.js";
 import { Kv, Pager } from "../parts.js";
 import { noticeFor } from "../notices.js";
@@ -23,6 +23,23 @@ const inZone = (iso: string, timeZone: string): string => {
   return `${f.format(new Date(iso))} ${timeZone}`;
 };
 
+/**
+ * A next run: when, and in the schedule's zone. One whose time has come is enqueued by the next tick
+ * (the platform's cron starts one a minute): "8 s ago" read as a run that had happened.
+ */
+const NextRun: FC<{ iso: string; timezone: string; now: number }> = ({ iso, timezone, now }) => (
+  <li>
+    {Date.parse(iso) <= now ? (
+      <time datetime={iso} title={iso}>
+        {utc(iso)} <span class="muted">(due: the next tick enqueues it)</span>
+      </time>
+    ) : (
+      <Time iso={iso} now={now} />
+    )}{" "}
+    <span class="muted">· {inZone(iso, timezone)}</span>
+  </li>
+);
+
 const missedText = (m: MissedPolicy): string =>
   m === "skip" ? "skip missed runs" : m === "latest" ? "run the latest missed once" : `catch up the last ${m.catchUp}`;
 
@@ -33,6 +50,7 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
   // An action comes back to the page it was taken on.
   const act = (s: ScheduleInfo, verb: string) => `${base}/schedules/${encodeURIComponent(s.name)}/${verb}${qs({ cursor })}`;
   const schedules = page?.items ?? [];
+  const now = Date.now();
   return (
   <Page title="Schedules" base={base} section="schedules" csrf={csrf} notice={notice} alert={alert} canonical={link(cursor)}>
     <Live id="schedules">
@@ -56,9 +74,7 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
                   ) : (
                     <ol class="next-runs">
                       {s.nextRuns.map((r) => (
-                        <li>
-                          <Time iso={r} /> <span class="muted">· {inZone(r, s.timezone)}</span>
-                        </li>
+                        <NextRun iso={r} timezone={s.timezone} now={now} />
                       ))}
                     </ol>
                   ),

@@ -11,9 +11,12 @@ export interface DueOptions {
   readonly debounce?: { readonly delayMs?: number };
 }
 
-/** Whether an item asks to run now (no delay, no debounce delay, a `runAt` not in the future). */
+/**
+ * Whether an item asks to run now (no delay, no debounce delay, a `runAt` not in the future). A delay is
+ * stored rounded to the millisecond: one under half of one is stored due now, and is due now here too.
+ */
 const dueNow = (item: DueOptions): boolean =>
-  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !((item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
+  item.runAt !== undefined ? new Date(item.runAt).getTime() <= Date.now() : !(Math.round(item.delayMs ?? item.debounce?.delayMs ?? 0) > 0);
 
 /** Whether an enqueue stored a job due now: a new one, or a queued one a debounce made due now (not a duplicate). */
 export const storedDueNow = (items: readonly DueOptions[], results: ReadonlyArray<{ readonly deduplicated: boolean }>): boolean =>

@@ -145,6 +145,18 @@ describe("POST /api/jobs", () => {
     expect(await count()).toBe(1);
   });
 
+  it("kicks for a delay under half a millisecond: it is stored rounded, due now (the job waited for the cron)", async () => {
+    await reset();
+    const plain = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 0.4 } });
+    const debounced = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, debounce: { key: "d", delayMs: 0.4 } } });
+    const later = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" }, delayMs: 0.6 } });
+    expect([plain.status, debounced.status, later.status]).toEqual([201, 201, 201]);
+    const due = await h.db.query<{ id: string; due: boolean }>(`SELECT id, run_at <= now() AS due FROM jobs_queue`);
+    const dueById = Object.fromEntries(due.rows.map((r) => [r.id, r.due]));
+    expect([dueById[plain.body.id], dueById[debounced.body.id]]).toEqual([true, true]);
+    expect(kicks.map((k) => k.dueNow)).toEqual([true, true, false]);
+  });
+
   it("enqueues a batch in one statement; one bad item stores nothing and the error names its index", async () => {
     await reset();
     const ok = await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "a@b.co" } }, { job: "ns:echo/v1.x_y", payload: { text: "t" } }] });

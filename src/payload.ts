@@ -156,6 +156,13 @@ export const inexactInteger = (text: string): string | undefined => {
   return undefined;
 };
 
+/** What is wrong with JSON text holding such an integer (a request body, a payload given to the CLI or the dashboard), or undefined. */
+export const inexactIntegerProblem = (text: string): string | undefined => {
+  const digits = inexactInteger(text);
+  if (digits === undefined) return undefined;
+  return `the number ${digits.length > 40 ? `${digits.slice(0, 40)}…` : digits} cannot be held exactly (integers past 2^53 are rounded): send it as a string`;
+};
+
 /**
  * How many characters more the stored payload's text takes than its JSON: jsonb keeps a number as
  * numeric and writes it with all its digits (JSON's 1e+308 as 309 characters), so a payload within

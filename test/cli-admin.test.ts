@@ -93,6 +93,7 @@ describe("dead-letters", () => {
 
     expectOneLineError(await cli(["dead-letters", "replay", b!, "--payload", '{"sku":7}']), EXIT.rejected, /payload for sync-inventory does not match its schema: sku: /);
     expectOneLineError(await cli(["dead-letters", "replay", b!, "--payload", "{sku"]), EXIT.usage, /--payload is not valid JSON/);
+    expectOneLineError(await cli(["dead-letters", "replay", b!, "--payload", '{"sku":"a","n":-98765432109876543}']), EXIT.rejected, /--payload: the number -98765432109876543 cannot be held exactly/);
     expect(await rows(`SELECT 1 FROM {p}dead_letters WHERE id = $1`, [b])).toHaveLength(1);
     const edited = await cli(["dead-letters", "replay", b!, "--payload", '{"sku":"SKU-2b"}']);
     expect(edited.stdout).toBe(`replayed ${b} with the edited payload\n`);

@@ -114,6 +114,12 @@ describe("enqueue", () => {
     const { cli, rows } = await fresh();
     expectOneLineError(await cli(["enqueue", "send-welcome", "{email:"]), EXIT.usage, /the payload is not valid JSON/);
     expectOneLineError(await cli(["enqueue", "send-welcom", "{}"]), EXIT.rejected, /no job named "send-welcom" is defined/);
+    // As the HTTP API: an integer past 2^53 was stored rounded, with exit 0.
+    expectOneLineError(
+      await cli(["enqueue", "send-welcome", '{"email":"a@b.co","name":"12345678901234567","id":12345678901234567}']),
+      EXIT.rejected,
+      /^pgtick: the payload: the number 12345678901234567 cannot be held exactly \(integers past 2\^53 are rounded\): send it as a string$/,
+    );
     // What the message says already is not said again: only where it is.
     expectOneLineError(
       await cli(["enqueue", "send-welcome", '{"email":"a@b.co","name":"x\\u0000y"}']),

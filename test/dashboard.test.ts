@@ -300,6 +300,16 @@ describe("dashboard replay and escaping", () => {
     await jobs.cancel(id);
   });
 
+  it("refuses an edited payload holding an integer past 2^53, as the API does (it was replayed rounded)", async () => {
+    const id = await makeDead({ account: "big-number" });
+    const a = await login();
+    const refused = await post(`/dashboard/dead-letters/${id}/replay`, { _csrf: a.csrf, payload: '{"account":"x","n":12345678901234567}' }, { cookie: a.cookie });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain("the number 12345678901234567 cannot be held exactly (integers past 2^53 are rounded): send it as a string");
+    expect(await jobs.deadLetters.get(id)).not.toBeNull();
+    await jobs.deadLetters.discard(id);
+  });
+
   it("queues a dead letter once when two operators replay it at the same moment", async () => {
     const id = await makeDead({ account: "race" });
     const a = await login();

@@ -1,5 +1,7 @@
 import { parseDuration } from "../settings/duration.js";
+import { JobsError } from "../errors.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
+import { inexactIntegerProblem } from "../payload.js";
 
 /** An option given a value it cannot take: the input was refused (exit 3), as the library refuses a bad value. */
 export const badValue = (message: string) => new CliError(EXIT.rejected, message);
@@ -21,11 +23,18 @@ export const durationOption = (raw: string | undefined, name: string): number | 
   return ms;
 };
 
-/** JSON from the command line, with the parser's complaint in the message. */
+/**
+ * JSON from the command line, with the parser's complaint in the message. An integer JSON.parse would
+ * round is refused as the HTTP API refuses it (a 64-bit id was stored changed).
+ */
 export const jsonArgument = (text: string, what: string): unknown => {
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw usageError(`${what} is not valid JSON (${(e as Error).message}); quote it for the shell, e.g. '{"to":"ada@example.com"}'`);
   }
+  const inexact = inexactIntegerProblem(text);
+  if (inexact !== undefined) throw new JobsError("invalid_payload", `${what}: ${inexact}`);
+  return value;
 };

@@ -3,7 +3,7 @@ import { declaredOver, readUpTo } from "../body-limit.js";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "../body-drain.js";
 import { ApiError } from "./api-errors.js";
-import { inexactInteger, jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../payload.js";
+import { inexactIntegerProblem, jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../payload.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /**
@@ -73,10 +73,8 @@ export const readJson = async (c: Context, limit: number, options: { optional?: 
   if (text.length > 2 * MAX_JSON_DEPTH && jsonTextDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new JobsError("invalid_payload", `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
-  const inexact = inexactInteger(text);
-  if (inexact !== undefined) {
-    throw new JobsError("invalid_payload", `the number ${inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact} cannot be held exactly (integers past 2^53 are rounded): send it as a string`);
-  }
+  const inexact = inexactIntegerProblem(text);
+  if (inexact !== undefined) throw new JobsError("invalid_payload", inexact);
   return value;
 };
 

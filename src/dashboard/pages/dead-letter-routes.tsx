@@ -1,6 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
 import { isJobsError } from "../../errors.js";
+import { inexactIntegerProblem } from "../../payload.js";
 import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import { enqueued, formList, names, formText, q, qs, type Routes, userError } from "../dashboard-context.js";
@@ -77,6 +78,9 @@ export const deadLetterPages: Routes = (app, deps) => {
     } catch (e) {
       return again([{ path: [], message: `not valid JSON (${(e as Error).message})` }], "The payload was not replayed: fix the errors below.");
     }
+    // As the HTTP API refuses it: replayed, a 64-bit id would have been stored rounded.
+    const inexact = inexactIntegerProblem(text);
+    if (inexact !== undefined) return again([{ path: [], message: inexact }], "The payload was not replayed: fix the errors below.");
     try {
       await enqueued(deps, c, [(await jobs.deadLetters.replay(id, { payload })).id]);
       return c.redirect(doneUrl(c, base, "replayed", 1), 303);

@@ -2,6 +2,7 @@ import { safeParse } from "zod/v4/core";
 import { errorText } from "./error-text.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
+import { jsonTextDeeperThan, MAX_PAYLOAD_DEPTH, valueDeeperThan } from "./json-limits.js";
 
 /** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
 /** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
@@ -112,56 +113,6 @@ const findNonFinite = (value: unknown, path: Array<string | number> = [], seen =
   return undefined;
 };
 
-/** Payloads nested deeper are refused: walking them recursively (zod, JSON.stringify, PostgreSQL's parser) could overflow a stack. */
-export const MAX_PAYLOAD_DEPTH = 100;
-
-/**
- * Whether valid JSON text nests objects and arrays deeper than `max` (a scalar is 0 deep, `{}` 1):
- * one pass over its characters, brackets inside strings skipped, nothing allocated (a walk of the
- * parsed value cost a fifth of an enqueue's checks).
- */
-export const jsonTextDeeperThan = (text: string, max: number): boolean => {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34) {
-      // A string: to its closing quote, over escapes.
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 92) i++;
-        else if (d === 34) break;
-      }
-    } else if (c === 123 || c === 91) {
-      if (++depth > max) return true;
-    } else if (c === 125 || c === 93) {
-      depth--;
-    }
-  }
-  return false;
-};
-
-/**
- * The first integer in JSON text that JSON.parse would round (past 2^53: a 64-bit id), else undefined.
- * PostgreSQL would have kept it exactly; a JavaScript server cannot, so it is refused rather than changed.
- * Strings, fractions and exponents are skipped (a fraction's last digits are rounded by every JSON reader).
- */
-export const inexactInteger = (text: string): string | undefined => {
-  if (!/\d{16}/.test(text)) return undefined;
-  for (const m of text.matchAll(/"(?:[^"\\]|\\.)*"|(?<![\d.eE+-])(-?\d{16,})(?![\d.eE])/g)) {
-    const digits = m[1];
-    if (digits === undefined) continue;
-    const n = Number(digits);
-    if (!Number.isFinite(n) || BigInt(digits) !== BigInt(n)) return digits;
-  }
-  return undefined;
-};
-
-/** What is wrong with JSON text holding such an integer (a request body, a payload given to the CLI or the dashboard), or undefined. */
-export const inexactIntegerProblem = (text: string): string | undefined => {
-  const digits = inexactInteger(text);
-  if (digits === undefined) return undefined;
-  return `the number ${digits.length > 40 ? `${digits.slice(0, 40)}…` : digits} cannot be held exactly (integers past 2^53 are rounded): send it as a string`;
-};
 
 /**
  * How many characters more the stored payload's text takes than its JSON: jsonb keeps a number as
@@ -221,6 +172,10 @@ export const checkPayload = (
   try {
     text = JSON.stringify(payload);
   } catch (e) {
+    // Thousands of levels overflow JSON.stringify's stack: said as the depth limit says it.
+    if (e instanceof RangeError && valueDeeperThan(payload, MAX_PAYLOAD_DEPTH)) {
+      throw new JobsError("invalid_payload", `payload for ${job.name} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, where);
+    }
     // What a getter or toJSON in it threw may be anything, null included.
     const why = e instanceof Error ? errorText(e) : `reading it threw ${errorText(e)}`;
     throw new JobsError("invalid_payload", `payload for ${job.name} is not JSON: ${why}`, where);

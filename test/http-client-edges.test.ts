@@ -51,6 +51,32 @@ describe("values JSON cannot carry", () => {
     await expect(jobs.enqueue("maybe", { n: 1 }, { delayMs: Number.NaN })).rejects.toMatchObject({ code: "invalid_options" });
   });
 
+  it("refuses a payload thousands of levels deep as the library does, with the depth limit (a RangeError escaped, and the library said 'is not JSON')", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const deep = (levels: number) => {
+      let v: unknown = 1;
+      for (let i = 0; i < levels; i++) v = { a: v };
+      return v;
+    };
+    for (const levels of [101, 5_000, 50_000]) {
+      const sent = await client.enqueue("maybe", deep(levels) as { n: number }).catch((x: unknown) => x);
+      expect(sent, String(levels)).toBeInstanceOf(JobsApiError);
+      expect(sent, String(levels)).toMatchObject({ status: 422, code: "invalid_payload", message: "payload for maybe is nested deeper than 100 levels" });
+      const edited = await client.deadLetters.replay(crypto.randomUUID(), { payload: deep(levels) }).catch((x: unknown) => x);
+      expect(edited, String(levels)).toMatchObject({ code: "invalid_payload", message: "the edited payload is nested deeper than 100 levels" });
+      const option = await client.enqueue("maybe", { n: 1 }, { debounce: deep(levels) } as never).catch((x: unknown) => x);
+      expect(option, String(levels)).toMatchObject({ code: "invalid_options", details: { field: "debounce" } });
+      await expect(jobs.enqueue("maybe", deep(levels) as { n: number })).rejects.toMatchObject({
+        code: "invalid_payload",
+        message: "payload for maybe is nested deeper than 100 levels",
+      });
+    }
+    // A hundred levels are a payload (the schema then says what is wrong with it).
+    const hundred = await client.enqueue("maybe", deep(99) as { n: number }).catch((x: unknown) => x);
+    expect(hundred).toMatchObject({ code: "invalid_payload", details: { issues: [{ path: ["n"] }] } });
+    expect(await queued()).toBe(0);
+  });
+
   it("answers a batch that is not a list of items as the server does, with the item's index (it threw a TypeError of its own)", async () => {
     const send = client.enqueueMany as (items: unknown) => Promise<unknown>;
     for (const item of [undefined, null, 5, "x"]) {

@@ -22,7 +22,7 @@ const MAX_LINES = 320;
 // src/, or functions/. A target is a unit or one file (src-relative, e.g. "http/route-table.ts").
 
 /** Modules that import nothing of src/: every unit may use them. */
-const LEAVES = ["db.ts", "db-cancel.ts", "errors.ts", "terms.ts", "error-text.ts", "log.ts", "ids.ts", "secret-compare.ts", "iso-time.ts", "due-now.ts", "body-limit.ts", "body-drain.ts", "db-prepare.ts", "terminal.ts"];
+const LEAVES = ["db.ts", "db-cancel.ts", "errors.ts", "terms.ts", "error-text.ts", "log.ts", "ids.ts", "secret-compare.ts", "iso-time.ts", "due-now.ts", "json-limits.ts", "body-limit.ts", "body-drain.ts", "db-prepare.ts", "terminal.ts"];
 /** What a job is and what its payload and limits mean: pure code over a definition, no I/O. */
 const DOMAIN = ["job.ts", "payload.ts", "flow"];
 /** The read side of the store, which the presentation units may reach for types and constants. */
@@ -34,7 +34,7 @@ const leaf: Rule = { imports: [] };
 
 /** Unit -> what it may import. Group names (LEAVES, DOMAIN, READS, STORE) stand for their members. */
 const RULES: Record<string, Rule> = {
-  "db.ts": { imports: ["db-cancel.ts", "db-prepare.ts"] }, "db-cancel.ts": leaf, "errors.ts": leaf, "terms.ts": leaf, "error-text.ts": leaf, "log.ts": leaf, "ids.ts": leaf, "secret-compare.ts": leaf, "iso-time.ts": leaf, "due-now.ts": leaf, "body-limit.ts": leaf, "body-drain.ts": leaf, "db-prepare.ts": leaf, "terminal.ts": leaf,
+  "db.ts": { imports: ["db-cancel.ts", "db-prepare.ts"] }, "db-cancel.ts": leaf, "errors.ts": leaf, "terms.ts": leaf, "error-text.ts": leaf, "log.ts": leaf, "ids.ts": leaf, "secret-compare.ts": leaf, "iso-time.ts": leaf, "due-now.ts": leaf, "json-limits.ts": leaf, "body-limit.ts": leaf, "body-drain.ts": leaf, "db-prepare.ts": leaf, "terminal.ts": leaf,
   settings: { imports: ["LEAVES"] },
   // The operator's exit codes and one-line errors, shared by the CLI, the dev server and the module loader.
   "exit-codes.ts": { imports: ["LEAVES"] },
@@ -65,7 +65,7 @@ const RULES: Record<string, Rule> = {
   http: { imports: ["LEAVES", "settings", "payload.ts", "READS"], types: ["job.ts", "jobs.ts", "enqueue.ts", "tick"] },
   // Its login is recorded through src/admin, like every other statement a presentation unit makes.
   dashboard: { imports: ["LEAVES", "settings", "READS", "admin/login.ts"], types: ["jobs.ts", "schedules", "flow"] },
-  client: { imports: ["http/route-table.ts"], types: ["enqueue.ts", "job.ts", "jobs.ts", "schedules", "READS", "http"] },
+  client: { imports: ["http/route-table.ts", "json-limits.ts"], types: ["enqueue.ts", "job.ts", "jobs.ts", "schedules", "READS", "http"] },
   module: { imports: ["LEAVES", "settings", "jobs.ts", "exit-codes.ts"], types: ["job.ts", "observe", "schedules"] },
   platform: { imports: ["LEAVES", "settings", "http", "module", "tick/live.ts"], types: ["tick"] },
   otel: { imports: [], types: ["observe", "tick"] },
@@ -111,7 +111,7 @@ const OPERATOR_ONLY = ["src/cli/", "src/dev/", "src/module/load-module.ts", "src
 
 /** What each public entry point may pull in (its runtime imports, followed from the entry). */
 const ENTRIES: readonly EntryRule[] = [
-  { entry: "pgtick/client", condition: "default", only: ["src/client/", "src/http/route-table.ts"], packages: [] },
+  { entry: "pgtick/client", condition: "default", only: ["src/client/", "src/http/route-table.ts", "src/json-limits.ts"], packages: [] },
   { entry: "pgtick/otel", condition: "default", only: ["src/otel/"], packages: ["@opentelemetry/api"] },
   { entry: "pgtick", condition: "default", never: [...OPERATOR_ONLY, "src/http/", "src/dashboard/", "src/platform/", "src/module/"], packages: ["zod"] },
   { entry: "pgtick/http", condition: "default", only: ["src/http/", "src/dashboard/", ...LEAVES.map((l) => `src/${l}`), "src/settings/", "src/payload.ts", "src/job.ts", "src/flow/", "src/admin/login.ts", "src/store/admin/", "src/store/runs/", "src/store/shared/"], packages: ["hono", "zod"] },

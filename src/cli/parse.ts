@@ -1,7 +1,7 @@
 import { parseDuration } from "../settings/duration.js";
 import { JobsError } from "../errors.js";
 import { CliError, EXIT, usageError } from "../exit-codes.js";
-import { inexactIntegerProblem } from "../payload.js";
+import { inexactIntegerProblem } from "../json-limits.js";
 
 /** An option given a value it cannot take: the input was refused (exit 3), as the library refuses a bad value. */
 export const badValue = (message: string) => new CliError(EXIT.rejected, message);

@@ -2,14 +2,22 @@
 // reads as "not given" (an option) or as null (in a payload). The library refuses them; the client does
 // too, before sending, with the codes the library gives. An invalid Date is refused as an option (the
 // library refuses such a runAt); in a payload it is left alone, as the library leaves it (it becomes null).
+import { MAX_PAYLOAD_DEPTH } from "../json-limits.js";
 
-/** The path to the first NaN, ±Infinity or bigint (and, with `dates`, invalid Date) in a value, or undefined. */
-const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Array<string | number> | undefined => {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : path;
+type Unsendable = { readonly path: Array<string | number>; readonly deep?: true };
+
+/**
+ * The path to the first NaN, ±Infinity or bigint (and, with `dates`, invalid Date) in a value, or to
+ * where it nests deeper than a payload may (`deep`; JSON.stringify would overflow its stack thousands
+ * deep, a RangeError), or undefined.
+ */
+const unsendable = (value: unknown, dates: boolean, path: Array<string | number> = [], seen = new Set<object>()): Unsendable | undefined => {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path };
   // JSON.stringify throws on a bigint: refused here with a code, as the library refuses it.
-  if (typeof value === "bigint") return path;
-  if (value instanceof Date) return dates && Number.isNaN(value.getTime()) ? path : undefined;
+  if (typeof value === "bigint") return { path };
+  if (value instanceof Date) return dates && Number.isNaN(value.getTime()) ? { path } : undefined;
   if (value === null || typeof value !== "object" || seen.has(value) || typeof (value as { toJSON?: unknown }).toJSON === "function") return undefined;
+  if (path.length >= MAX_PAYLOAD_DEPTH) return { path, deep: true };
   seen.add(value);
   const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
   for (const [k, v] of entries) {
@@ -27,10 +35,11 @@ export const unsendableItem = (
   const item = given as Record<string, unknown>;
   for (const [field, value] of Object.entries(item)) {
     if (field === "payload" || field === "job") continue;
-    const at = unsendable(value, true);
-    if (at) {
-      const name = [field, ...at].join(".");
-      return { code: "invalid_options", message: `${name} is ${value instanceof Date ? "an invalid Date" : "not a finite number"}`, details: { ...where, field } };
+    const hit = unsendable(value, true);
+    if (hit) {
+      const name = [field, ...hit.path].join(".");
+      const what = hit.deep ? `nested deeper than ${MAX_PAYLOAD_DEPTH} levels` : value instanceof Date ? "an invalid Date" : "not a finite number";
+      return { code: "invalid_options", message: `${name} is ${what}`, details: { ...where, field } };
     }
   }
   return unsendablePayload(item.payload, `payload for ${String(item.job)}`, where);
@@ -44,6 +53,8 @@ export const unsendablePayload = (
 ): { code: "invalid_payload"; message: string; details: Record<string, unknown> } | undefined => {
   const at = unsendable(payload, false);
   if (!at) return undefined;
+  // As the library says it (its depth counts the levels, 101 of them here).
+  if (at.deep) return { code: "invalid_payload", message: `${what} is nested deeper than ${MAX_PAYLOAD_DEPTH} levels`, details: { ...where } };
   const message = "a number JSON cannot hold (NaN, Infinity or a bigint)";
-  return { code: "invalid_payload", message: `${what} holds ${message}`, details: { ...where, issues: [{ path: at, message, code: "not_finite" }] } };
+  return { code: "invalid_payload", message: `${what} holds ${message}`, details: { ...where, issues: [{ path: at.path, message, code: "not_finite" }] } };
 };

@@ -3,7 +3,7 @@ import { declaredOver, readUpTo } from "../body-limit.js";
 import { JobsError } from "../errors.js";
 import { leaveUnread } from "../body-drain.js";
 import { ApiError } from "./api-errors.js";
-import { inexactIntegerProblem, jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../payload.js";
+import { inexactIntegerProblem, jsonTextDeeperThan, MAX_PAYLOAD_DEPTH } from "../json-limits.js";
 
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 /**

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
 import { isJobsError } from "../../errors.js";
-import { inexactIntegerProblem } from "../../payload.js";
+import { inexactIntegerProblem } from "../../json-limits.js";
 import { MAX_BULK_REPLAY } from "../../store/admin/replay-bulk.js";
 import type { DashboardContext } from "../dashboard-app.js";
 import { enqueued, formList, names, formText, q, qs, type Routes, userError } from "../dashboard-context.js";

@@ -5,7 +5,7 @@ import { storedDueNow } from "./due-now.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger, safeLogger } from "./log.js";
-import { migrate, schemaChecked } from "./migrate.js";
+import { LATEST_MIGRATION, migrate, schemaBehind, schemaChecked } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
 import type { Observer } from "./observe/observer.js";
 import { safeObserver } from "./observe/safe.js";
@@ -114,8 +114,11 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   const logger = safeLogger(options.logger ?? jsonLogger());
   // An idle connection that dies must not end the process (a pg Pool without an `error` listener does).
   logConnectionErrors((options.db as Partial<Db>).driver ?? options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
-  const db = schemaChecked(asDb(options.db), tables.prefix);
+  const given = asDb(options.db);
+  const db = schemaChecked(given, tables.prefix);
   const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
+  // A migration that only rewrote a function fails no statement: the tick checks where the tables are.
+  const schema = { needs: LATEST_MIGRATION, behind: (at: number) => schemaBehind(tables.prefix, at) };
   const scheduling = createScheduling({
     schedules: options.schedules, options: options.scheduleOptions, registry, settings, db, tables, logger, traceparent: observer?.traceparent,
   });
@@ -149,7 +152,8 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     },
     enqueueMany: (items: readonly unknown[], opts: WithDb = {}) => enqueueUnchecked(items as readonly EnqueueItem[], opts),
     enqueueUnchecked,
-    tick: (tickOptions) => runTick({ db, tables, registry, settings, logger, random: options.random, extensions, flow, observer }, tickOptions),
+    tick: (tickOptions) =>
+      runTick({ db, handlerDb: given, schema, tables, registry, settings, logger, random: options.random, extensions, flow, observer }, tickOptions),
     wake: () => wakeLiveTicks(tables.prefix),
     schedules: scheduling.api,
   };

@@ -159,3 +159,68 @@ const until = async (check: () => Promise<boolean>) => {
   for (const end = Date.now() + 20_000; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
   throw new Error("timed out");
 };
+
+it("a tick on tables behind only by a rewritten function takes no slot, claims nothing and fails saying so (it ran on the last release's admission)", async () => {
+  const { createJobs, defineJob, isJobsError, silentLogger } = await import("../src/index.js");
+  const { z } = await import("zod");
+  // The newest migrations only rewrite flow_admit: no statement of this release fails on the tables before them.
+  const latest = migrations.at(-1)!.version;
+  const before = migrations.filter((m) => m.version < latest).at(-1)!.version;
+  await migrate(db, "fn_", migrations.filter((m) => m.version <= before));
+  const ran: string[] = [];
+  const job = defineJob({ name: "ok", schema: z.object({}), handler: () => void ran.push("ok") });
+  const jobs = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "fn_" }, logger: silentLogger });
+  const { id } = await jobs.enqueue("ok", {});
+  const e = await jobs.tick({ budgetMs: 5_000 }).catch((x: unknown) => x);
+  expect(isJobsError(e) && e.code).toBe("invalid_config");
+  expect((e as Error).message).toMatch(new RegExp(`at migration ${before} and this release needs ${latest}: run \`pgtick migrate\``));
+  expect(ran).toEqual([]);
+  expect((await pool.query(`SELECT status, attempt FROM fn_queue WHERE id = $1`, [id])).rows).toEqual([{ status: "queued", attempt: 0 }]);
+  expect((await pool.query(`SELECT count(*)::int AS n FROM fn_ticks WHERE expires_at > now()`)).rows).toEqual([{ n: 0 }]);
+  await migrate(db, "fn_", migrations);
+  expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ succeeded: 1 });
+  expect(ran).toEqual(["ok"]);
+});
+
+it("a handler's own statements keep their errors whatever the migrations table says (they read as pgtick's 'run pgtick migrate')", async () => {
+  const { createJobs, defineJob, silentLogger } = await import("../src/index.js");
+  const { z } = await import("zod");
+  await migrate(db, "own_", migrations);
+  await pool.query(`DROP TABLE IF EXISTS own_app_orders; CREATE TABLE own_app_orders (qty int CHECK (qty > 0))`);
+  const sql: Record<string, string> = {
+    check: "INSERT INTO own_app_orders (qty) VALUES (-1)",
+    column: "SELECT nope FROM own_app_orders",
+    table: "SELECT 1 FROM own_app_missing",
+  };
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const started: string[] = [];
+  const job = defineJob({
+    name: "own",
+    schema: z.object({ k: z.string() }),
+    maxAttempts: 1,
+    handler: async ({ k }, ctx) => {
+      started.push(k);
+      await gate;
+      await ctx.db.query(sql[k]!);
+    },
+  });
+  const jobs = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "own_" }, logger: silentLogger });
+  for (const k of Object.keys(sql)) await jobs.enqueue("own", { k });
+  const tick = jobs.tick({ budgetMs: 10_000 });
+  await expect.poll(() => started.length, { timeout: 5_000 }).toBe(3);
+  // The migrations table reads as behind while the handlers' statements fail (a release rolled back under them, say).
+  const top = (await pool.query<{ version: number; name: string }>(`DELETE FROM own_migrations WHERE version = (SELECT max(version) FROM own_migrations) RETURNING version, name`)).rows[0]!;
+  try {
+    release();
+    expect(await tick).toMatchObject({ deadLettered: 3 });
+  } finally {
+    await pool.query(`INSERT INTO own_migrations (version, name) VALUES ($1, $2)`, [top.version, top.name]);
+  }
+  const errors = (await pool.query<{ error: string }>(`SELECT last_error AS error FROM own_dead_letters ORDER BY last_error`)).rows.map((r) => r.error);
+  expect(errors).toHaveLength(3);
+  for (const error of errors) expect(error).not.toMatch(/pgtick migrate/);
+  expect(errors.join("\n")).toMatch(/violates check constraint/);
+  expect(errors.join("\n")).toMatch(/column "nope" does not exist/);
+  expect(errors.join("\n")).toMatch(/relation "own_app_missing" does not exist/);
+});

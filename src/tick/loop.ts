@@ -64,11 +64,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let pendingSince = 0;
   // Slots being claimed, statements out, those of them that settle and claim nothing, and statements sent.
   let [claiming, inflight, settling, statements] = [0, 0, 0, 0];
-  let slot: { slot: number; owner: string } | undefined;
-  let heldSlot: number | null = null;
-  let tickRow: TickRow | null = null;
+  let [slot, heldSlot, tickRow, capped]: [{ slot: number; owner: string } | undefined, number | null, TickRow | null, boolean] = [undefined, null, null, false];
   const carry = new Carry();
-  let capped = false;
   const pacing = new ClaimPacing(settings.claimIntervalMs);
   const hint = new DispatchHint();
   let [stopped, finishing] = [false, false];
@@ -109,7 +106,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     runs.set(row.id, run);
     watch?.start(run);
     const job = registry.get(row.job_name);
-    void run.execute(job, logger, db).then((outcome) => {
+    void run.execute(job, logger, env.handlerDb ?? db).then((outcome) => {
       const s = settlementOf(run, job, outcome, random, maxOutputBytes);
       if (s.kind === "retry" && s.item.returned) pacing.refused();
       if (run.abandoned) return void late.settle(s);
@@ -146,6 +143,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     }
     carry.addMetrics(result.metered);
     if (input.slot?.mode === "take") capped = !result.slotFree;
+    // Tables behind this code: it took no slot and claimed nothing (thrown here, the tick ends with the error).
+    if (env.schema && result.schemaAt !== null && result.schemaAt < env.schema.needs) throw env.schema.behind(result.schemaAt);
     const want = input.claim?.limit ?? 0;
     if (want > 0) pacing.claimed(want, result, Date.now());
     if (result.unclaimed.length > 0) pacing.woken(); // Jobs given back are due again, whatever this claim found.
@@ -204,7 +203,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
 
   const claimInput = (limit: number, slotStep: SlotStep): StepInput =>
     ({ claim: { limit, owner: crypto.randomUUID(), leaseMs: leaseMs(), flow: flow.claim(limit), after: hint.next(Date.now()) }, slot: slotStep, fanOut: fanOut.input(limit, free()) });
-  const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff });
+  const take = (): SlotStep => ({ mode: "take", maxTicks: settings.maxTicks, owner: tickOwner, leaseMs: leaseMs(), budgetMs, handoff: options.handoff, needs: env.schema?.needs });
   /**
    * Claims what this tick's extensions enqueued (a schedule's occurrences) while it holds no slot. When every
    * slot is taken it tries again a few times within about a second: the ticks holding them may have claimed

@@ -41,6 +41,7 @@ const merge = (a: StepResult, b: StepResult): StepResult => ({
   counts: addCounts(a.counts, b.counts),
   tick: b.tick ?? a.tick,
   slotFree: a.slotFree || b.slotFree,
+  schemaAt: a.schemaAt ?? b.schemaAt,
   spawn: [...a.spawn, ...b.spawn],
   keyedWaiting: b.keyedWaiting ?? a.keyedWaiting,
   dispatchedTo: b.dispatchedTo ?? a.dispatchedTo,

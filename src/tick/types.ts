@@ -87,4 +87,11 @@ export interface TickEnv {
   readonly flow?: FlowSpec;
   /** Sees the tick and its runs (tracing, metrics); absent, nothing is observed. */
   readonly observer?: SafeObserver;
+  /**
+   * The migration this code needs, and the error for tables at an older one: the tick's first statement
+   * takes no slot on them, and the tick fails with that error. Absent: not checked.
+   */
+  readonly schema?: { readonly needs: number; readonly behind: (at: number) => Error };
+  /** What handlers get as `ctx.db` (absent: `db`): the app's own statements, whose errors are theirs. */
+  readonly handlerDb?: Db;
 }

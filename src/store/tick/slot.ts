@@ -40,6 +40,12 @@ export type SlotStep =
       readonly handoff?: Handoff;
       /** Counts from statements this tick sent before it held a slot (a reclaim). */
       readonly carry?: Partial<TickCounts>;
+      /**
+       * The migration the code needs: on tables at an older one no slot is taken (nothing is claimed), and
+       * the statement says where they are (`schemaAt`). A migration that only rewrote a function fails no
+       * statement, so without this a release would run on the last one's admission, silently.
+       */
+      readonly needs?: number;
     }
   /**
    * Keep the slot: claims are fenced on still holding it; the lease follows the claims' lease.
@@ -78,7 +84,7 @@ export const slotGate = (t: Tables, p: Params, step: SlotStep): { ctes: string[]
       ctes: [
         `tick_free AS (
           SELECT slot FROM ${t.ticks}
-          WHERE slot <= ${p.add(step.maxTicks)}::int AND (expires_at IS NULL OR expires_at <= now() OR ${handed})
+          WHERE slot <= ${p.add(step.maxTicks)}::int AND (expires_at IS NULL OR expires_at <= now() OR ${handed})${step.needs === undefined ? "" : ` AND ${schemaAt(t)} >= ${p.add(step.needs)}::int`}
           ORDER BY ${handed} DESC, slot LIMIT 1 FOR UPDATE SKIP LOCKED)`,
       ],
       gate: "EXISTS (SELECT 1 FROM tick_free)",
@@ -89,6 +95,9 @@ export const slotGate = (t: Tables, p: Params, step: SlotStep): { ctes: string[]
   }
   return { ctes: [], gate: undefined };
 };
+
+/** The migration the tables are at (SQL): the newest one recorded. */
+export const schemaAt = (t: Tables): string => `(SELECT max(version) FROM ${t.migrations})`;
 
 const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claimed, t.succeeded, t.retried,
   t.dead_lettered AS "deadLettered", t.requeued, t.lease_lost AS "leaseLost", t.reclaimed`;

@@ -13,7 +13,7 @@ import { type CutShort, requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
 import { Params, type Tables } from "../shared/tables.js";
 import { type Unclaim, UNCLAIMED_TOKENS, unclaimCtes } from "./unclaim.js";
-import { type FanOut, fanOutCtes, type Handoff, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
+import { type FanOut, fanOutCtes, type Handoff, schemaAt, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
 
 export type { TickCounts } from "./slot.js";
 
@@ -71,6 +71,8 @@ export interface StepResult {
   readonly tick: TickRow | null;
   /** Take: whether a slot was free (or handed over); false means the cap is reached. */
   readonly slotFree: boolean;
+  /** Take with `needs`: the migration the tables are at (below `needs`, no slot was taken); else null. */
+  readonly schemaAt: number | null;
   /** Slots reserved for extra ticks, with the tokens they take them with. */
   readonly spawn: Handoff[];
   /** Whether the claim saw keyed jobs queued (null: it left the admission out, or did not claim). */
@@ -109,7 +111,7 @@ const ID_LISTS = {
   reclaimExhausted: "reclaim_exhausted",
   unclaimed: "unclaimed",
 } as const satisfies Record<
-  Exclude<keyof StepResult, "claimed" | "reclaimedNames" | "unclaimedTokens" | "probe" | "counts" | "tick" | "slotFree" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
+  Exclude<keyof StepResult, "claimed" | "reclaimedNames" | "unclaimedTokens" | "probe" | "counts" | "tick" | "slotFree" | "schemaAt" | "spawn" | "keyedWaiting" | "dispatchedTo" | "flowCursor" | "flowHeld" | "flowRetryAt" | "queueMinute" | "housekeeping" | "metered">,
   string
 >;
 
@@ -117,7 +119,7 @@ const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0
 
 const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], reclaimedNames: {}, unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], reclaimedNames: {}, unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, schemaAt: null, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 
@@ -206,6 +208,7 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
     `jsonb_build_object(${Object.entries(counts).map(([k, v]) => `'${k}', ${v}`).join(", ")}) AS counts`,
     slotRow ? `(SELECT to_jsonb(r) FROM tick_row r) AS tick` : `NULL::jsonb AS tick`,
     input.slot?.mode === "take" ? `EXISTS (SELECT 1 FROM tick_free) AS "slotFree"` : `false AS "slotFree"`,
+    input.slot?.mode === "take" && input.slot.needs !== undefined ? `${schemaAt(t)}::int AS "schemaAt"` : `NULL::int AS "schemaAt"`,
     fanning
       ? `(SELECT coalesce(jsonb_agg(jsonb_build_object('slot', slot, 'token', token)), '[]'::jsonb) FROM fan_reserved) AS spawn`
       : `'[]'::jsonb AS spawn`,
@@ -238,10 +241,10 @@ export const runStep = async (db: Db, t: Tables, input: StepInput, options: Quer
   if (!row) return EMPTY_STEP;
   const {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, reclaimedNames, unclaimed, unclaimedTokens,
-    counts, tick, slotFree, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
+    counts, tick, slotFree, schemaAt: at, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt, queueMinute, housekeeping, metered, ...probe
   } = row;
   return {
     claimed, completed, retried, deadLettered, requeued, requeueExhausted, reclaimed, reclaimExhausted, reclaimedNames, unclaimed, unclaimedTokens, counts, tick, slotFree,
-    spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
+    schemaAt: at, spawn, keyedWaiting, dispatchedTo, flowCursor, flowHeld, flowRetryAt: flowRetryAt === null ? null : Date.now() + flowRetryAt, queueMinute, housekeeping, metered, probe,
   };
 };

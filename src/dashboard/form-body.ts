@@ -23,7 +23,10 @@ export const readForm = async (req: Request, limit: number): Promise<Form | null
     const form: Form = {};
     for (const [key, value] of data.entries()) {
       const seen = form[key];
-      form[key] = seen === undefined ? value : Array.isArray(seen) ? [...seen, value] : [seen, value];
+      // Pushed in place: a copy per repeat made a body of 40,000 repeats of one field take 26 s of the event loop.
+      if (seen === undefined) form[key] = value;
+      else if (Array.isArray(seen)) seen.push(value);
+      else form[key] = [seen, value];
     }
     return form;
   } catch {

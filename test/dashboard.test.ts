@@ -194,6 +194,12 @@ describe("dashboard login and session", () => {
       expect(res.status).toBe(303);
       expect(res.headers.get("location")).toContain("/dashboard/login");
     }
+    // Signed with the right key under a longer DASHBOARD_SESSION_TTL than the 12 h it is now: that login is over.
+    const longer = await signSession(key, { exp: Date.now() + 24 * 3_600_000, csrf: randomToken() });
+    const refused = await app.request(`${ORIGIN}/dashboard/`, { headers: { cookie: `${name}=${longer}` } });
+    expect([refused.status, refused.headers.get("location")]).toEqual([303, expect.stringContaining("/dashboard/login")]);
+    const within = await signSession(key, { exp: Date.now() + 11 * 3_600_000, csrf: randomToken() });
+    expect((await app.request(`${ORIGIN}/dashboard/`, { headers: { cookie: `${name}=${within}` } })).status).toBe(200);
     // The same key still accepts a good one (the derivation above is the documented one).
     expect(await verifySession(key, await signSession(key, { exp: Date.now() + 60_000, csrf: "t" }))).toMatchObject({ csrf: "t" });
   });

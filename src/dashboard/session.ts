@@ -53,8 +53,12 @@ export const signSession = async (key: SessionKey, session: Session): Promise<st
   return `${body}.${b64url(mac)}`;
 };
 
-/** The session a cookie holds, or undefined when it is forged, malformed or expired. */
-export const verifySession = async (key: SessionKey, cookie: string | undefined, now = Date.now()): Promise<Session | undefined> => {
+/**
+ * The session a cookie holds, or undefined when it is forged, malformed or expired. With `ttlMs` (the
+ * lifetime logins get now), one that would last longer than that is over too: a shorter
+ * DASHBOARD_SESSION_TTL ends the logins made under a longer one (they lasted to their own end).
+ */
+export const verifySession = async (key: SessionKey, cookie: string | undefined, now = Date.now(), ttlMs = Infinity): Promise<Session | undefined> => {
   if (!cookie || cookie.length > 1_000) return undefined;
   const [body, mac, extra] = cookie.split(".");
   if (!body || !mac || extra !== undefined) return undefined;
@@ -67,7 +71,7 @@ export const verifySession = async (key: SessionKey, cookie: string | undefined,
     const value: unknown = JSON.parse(new TextDecoder().decode(json));
     if (typeof value !== "object" || value === null) return undefined;
     const { exp, csrf } = value as Record<string, unknown>;
-    if (typeof exp !== "number" || typeof csrf !== "string" || exp <= now) return undefined;
+    if (typeof exp !== "number" || typeof csrf !== "string" || exp <= now || exp > now + ttlMs) return undefined;
     return { exp, csrf };
   } catch {
     return undefined;

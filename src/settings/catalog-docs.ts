@@ -42,7 +42,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
 
   DASHBOARD_PASSWORD: ["unset (closed)", "what operators log in with; at least 12 characters"],
   DASHBOARD_SECRET: ["derived from the password", "signs the session cookie; at least 32 characters"],
-  DASHBOARD_SESSION_TTL: ["12h", "how long a login lasts (1m to 24d)"],
+  DASHBOARD_SESSION_TTL: ["12h", "how long a login lasts (1m to 24d); shortened, it ends the logins that would last longer"],
   DASHBOARD_ORIGINS: ["unset", "comma-separated extra origins allowed to post forms (a proxy that rewrites the Host)"],
   DASHBOARD_CLIENT_IP_HEADER: ["unset", "the header your own proxy sets to the client's address, for the login throttle"],
 

@@ -1,7 +1,9 @@
 // The dashboard's login throttle, request by request through the mounted dashboard, against a
 // real PostgreSQL. Its waits run on an injected clock, so no test sleeps.
 import { Hono } from "hono";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { createJobs, silentLogger } from "../src/index.js";
 import { createDashboard } from "../src/dashboard/dashboard-app.js";
 import { addressKey } from "../src/dashboard/client-address.js";
 import { THROTTLE } from "../src/store/admin/login-throttle.js";
@@ -258,5 +260,29 @@ describe("login throttle: failures of its own", () => {
     expect(html).toContain("The database is not set up for this release: its tables are missing or behind (the server&#39;s log says what to run).");
     expect(html).toContain('name="password"');
     expect(jobs.logs).toEqual([expect.objectContaining({ level: "error", msg: "dashboard login: the throttle did not answer" })]);
+  });
+
+  it("says a database that does not exist is a misconfiguration, as the other pages do (it said the database did not answer)", async () => {
+    const url = new URL(h.url);
+    url.pathname = "/pgtick_no_such_database";
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+    pool.on("error", () => {});
+    try {
+      const jobs = createJobs({ db: pool, jobs: defs, logger: silentLogger });
+      const app = new Hono();
+      app.route("/dashboard", createDashboard({ jobs, env: { DASHBOARD_PASSWORD: PASSWORD } }));
+      const res = await app.request(`${ORIGIN}/dashboard/login`, {
+        method: "POST",
+        headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ password: PASSWORD }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get("set-cookie")).toBeNull();
+      const html = await res.text();
+      expect(html).toContain("The server is misconfigured (DATABASE_URL&#39;s database does not exist), so logging in cannot work: see its logs.");
+      expect(html).not.toContain("did not answer");
+    } finally {
+      await pool.end();
+    }
   });
 });

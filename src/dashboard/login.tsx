@@ -10,7 +10,7 @@ import type { DashboardAuth } from "./dashboard-settings.js";
 import type { AnyJobs } from "./dashboard-context.js";
 import { LoginPage, RefusedPage } from "./pages/public.js";
 import { loginAttempt } from "../admin/login.js";
-import { isJobsError } from "../errors.js";
+import { isJobsError, misconfiguration } from "../errors.js";
 import { type LoginVerdict, THROTTLE } from "../store/admin/login-throttle.js";
 
 export interface LoginDeps {
@@ -77,10 +77,14 @@ export const loginRoutes = (app: Hono<DashboardEnv>, d: LoginDeps): void => {
     } catch (error) {
       // Without the throttle's answer no login is let through: a closed door, never a 500.
       jobs?.logger.log("error", "dashboard login: the throttle did not answer", { error: error instanceof Error ? error.message : String(error) });
-      // Tables missing or behind this release (its log says what to run) are no passing outage.
+      // Tables missing or behind this release (its log says what to run), or a database, role or grant the server
+      // refuses, are no passing outage: said as the other pages say them.
+      const wrong = misconfiguration(error);
       const message = isJobsError(error) && error.code === "invalid_config"
         ? "The database is not set up for this release: its tables are missing or behind (the server's log says what to run)."
-        : "Logging in needs the database, and it did not answer. Try again in a moment.";
+        : wrong !== undefined
+          ? `The server is misconfigured${wrong}, so logging in cannot work: see its logs.`
+          : "Logging in needs the database, and it did not answer. Try again in a moment.";
       return c.html(<LoginPage base={base} next={next} error={message} />, 503);
     }
     if (verdict.kind === "ok") {

@@ -190,6 +190,13 @@ describe("more that the client refuses or reports", () => {
     requests = 0;
     await expect(counting.waitForResult(id, { timeoutMs: 1_000, intervalMs: 0 })).rejects.toMatchObject({ code: "timeout" });
     expect(requests).toBeLessThanOrEqual(6);
+    // An interval above 2 s stays as given: within 4.6 s, 2.5 s apart polls at 0 and 2.5 s (it fell back to 2 s: 0, 2.5 and 4.5 s;
+    // a last poll may go out as the timeout ends, which this leaves out).
+    const polled: number[] = [];
+    const timed = createClient<typeof jobList>({ baseUrl: server.url, token: NEW_TOKEN, fetch: (request: Request) => (polled.push(performance.now()), fetch(request)) });
+    const from = performance.now();
+    await expect(timed.waitForResult(id, { timeoutMs: 4_600, intervalMs: 2_500 })).rejects.toMatchObject({ code: "timeout" });
+    expect(polled.filter((at) => at - from < 4_550)).toHaveLength(2);
 
     const large = await client.enqueue("big", {});
     await jobs.tick({ budgetMs: 5_000 });

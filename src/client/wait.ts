@@ -95,7 +95,8 @@ export const waitForResult = async (
     await pause(Math.min(interval, left), controller.signal).catch(() => {
       throw ended();
     });
-    interval = Math.min(interval * 2, 2_000);
+    // Doubling up to 2 s, never below what the caller asked for (5 s fell back to 2 s after one poll).
+    interval = Math.max(Math.min(interval * 2, 2_000), interval);
   };
   try {
     for (;;) {

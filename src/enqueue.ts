@@ -23,7 +23,7 @@ export interface EnqueueOptions {
    * and makes it due `delayMs` from now (the same id, `debounced: true`); once it runs, the next
    * enqueue queues a new one. Not with `runAt`, `delayMs` or `idempotencyKey`.
    */
-  readonly debounce?: { readonly key: string | undefined; readonly delayMs: number };
+  readonly debounce?: { readonly key: string; readonly delayMs: number };
 }
 
 export interface EnqueueItem extends EnqueueOptions {

@@ -34,6 +34,11 @@ export const typedCalls = () => {
   // One name, as a variable: still typed by its job.
   const one = "resize" as const;
   void jobs.enqueue(one, { width: 1 });
+  // A debounce needs its key: one that may be undefined compiled, and was invalid_options at every run.
+  const maybeKey = undefined as string | undefined;
+  void jobs.enqueue("resize", { width: 1 }, { debounce: { key: "k", delayMs: 1 } });
+  // @ts-expect-error the debounce key is a string
+  void jobs.enqueue("resize", { width: 1 }, { debounce: { key: maybeKey, delayMs: 1 } });
 };
 
 it("a specific Jobs is assignable to Jobs<readonly AnyJob[]> (what the HTTP app and platforms take)", () => {

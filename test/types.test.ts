@@ -4,6 +4,8 @@ import { expect, it } from "vitest";
 import { z } from "zod";
 import { createClient } from "../src/client/index.js";
 import { type AnyJob, createJobs, defineJob, type Jobs } from "../src/index.js";
+import { cloudflareWorker } from "../src/platform/cloudflare.js";
+import type { WorkerExecutionContext } from "../src/platform/workers.js";
 
 const email = defineJob({ name: "send-email", schema: z.object({ to: z.string() }), handler: () => {} });
 const resize = defineJob({ name: "resize", schema: z.object({ width: z.number() }), handler: () => {} });
@@ -39,6 +41,17 @@ export const typedCalls = () => {
   void jobs.enqueue("resize", { width: 1 }, { debounce: { key: "k", delayMs: 1 } });
   // @ts-expect-error the debounce key is a string
   void jobs.enqueue("resize", { width: 1 }, { debounce: { key: maybeKey, delayMs: 1 } });
+};
+
+// The Env `wrangler types` writes is an interface (no index signature): a typed Worker compiles with it.
+interface WorkerEnv {
+  readonly DATABASE_URL: string;
+  readonly JOBS_API_TOKEN: string;
+}
+export const typedWorker = (env: WorkerEnv, ctx: WorkerExecutionContext) => {
+  const worker = cloudflareWorker({ jobs: [email, resize] });
+  void worker.fetch(new Request("https://example.test/api/health"), env, ctx);
+  void worker.scheduled({ cron: "* * * * *", scheduledTime: 0 } as Parameters<typeof worker.scheduled>[0], env, ctx);
 };
 
 it("a specific Jobs is assignable to Jobs<readonly AnyJob[]> (what the HTTP app and platforms take)", () => {

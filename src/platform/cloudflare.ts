@@ -90,12 +90,14 @@ export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions 
   };
 
   return {
-    fetch(request: Request, bindings: Record<string, unknown>, ctx: WorkerExecutionContext): Promise<Response> {
-      built ??= build(bindings);
+    // `object`: the Env `wrangler types` writes is an interface, which has no index signature (a typed Worker did not compile).
+    fetch(request: Request, bindings: object, ctx: WorkerExecutionContext): Promise<Response> {
+      built ??= build(bindings as Record<string, unknown>);
       return Promise.resolve(built.app.fetch(request, bindings, ctx));
     },
     /** The Cron Trigger's tick, kept alive with waitUntil until it has requeued what runs and closed its pool. */
-    async scheduled(_controller: WorkerScheduledController, bindings: Record<string, unknown>, ctx: WorkerExecutionContext): Promise<void> {
+    async scheduled(_controller: WorkerScheduledController, given: object, ctx: WorkerExecutionContext): Promise<void> {
+      const bindings = given as Record<string, unknown>;
       const env = stringEnv(bindings);
       // A Worker that only runs from its cron builds no app, and would never say so.
       warnUnknownSettings(env);

@@ -288,6 +288,32 @@ describe("a bulk replay by filter behind many letters a live job holds", () => {
     expect(left[0]!.n).toBe(held);
   }, 120_000);
 
+  it("ends a walk whose replayed letters die again meanwhile, replaying each once (they came back past the cursor, again and again)", async () => {
+    const jobs = await h.isolated([failing]);
+    const t = jobs.tables;
+    const ids = (await jobs.enqueueMany(Array.from({ length: 30 }, (_, n) => ({ job: "fails" as const, payload: { n } })))).map((r) => r.id);
+    await jobs.tick({ budgetMs: 5_000, concurrency: 50 });
+    const replays = new Map<string, number>();
+    let cursor: string | null | undefined;
+    let calls = 0;
+    do {
+      const r = await bulkReplay(h.db, t, { job: "fails", limit: 10, ...(cursor ? { cursor } : {}) });
+      for (const id of r.replayed) replays.set(id, (replays.get(id) ?? 0) + 1);
+      cursor = r.nextCursor;
+      calls++;
+      // The replayed jobs fail at once, and are dead letters again before the next call.
+      await jobs.tick({ budgetMs: 5_000, concurrency: 50 });
+    } while (cursor && calls < 20);
+    expect({ calls, replayed: replays.size, most: Math.max(...replays.values()) }).toEqual({ calls: 4, replayed: 30, most: 1 });
+    expect([...replays.keys()].sort()).toEqual([...ids].sort());
+    // A cursor the last release gave (its last letter's time and id, no start) still goes on from there.
+    const { rows } = await h.db.query<{ at: string; id: string }>(
+      `SELECT to_char(dead_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at, id::text FROM ${t.deadLetters} ORDER BY dead_at, id LIMIT 1`,
+    );
+    const old = btoa(JSON.stringify([rows[0]!.at, rows[0]!.id])).replace(/=+$/, "");
+    expect((await bulkReplay(h.db, t, { job: "fails", limit: 100, cursor: old })).replayed).toHaveLength(29);
+  });
+
   it("refuses a cursor it did not give", async () => {
     const jobs = await h.isolated([]);
     await expect(bulkReplay(h.db, jobs.tables, { job: "mail", cursor: "nope" })).rejects.toMatchObject({ code: "invalid_options", details: { field: "cursor" } });

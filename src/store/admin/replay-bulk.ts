@@ -4,7 +4,7 @@ import { isoSql, isUuid, textFilter } from "../shared/sql.js";
 import { deadReasonFilter } from "./dead-letters-list.js";
 import { isUniqueViolation, liveTwin, noLiveTwin, replayInsert } from "./replay.js";
 import { COUNT_LIMIT } from "../shared/bounded.js";
-import { decodeCursor, encodeCursor } from "../shared/paging.js";
+import { decodeWalkCursor, encodeWalkCursor } from "../shared/paging.js";
 import { Params, type Tables } from "../shared/tables.js";
 
 export const MAX_BULK_REPLAY = 1_000;
@@ -87,13 +87,17 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
       }
       limit = selector.limit;
     }
-    const after = selector.cursor !== undefined ? decodeCursor(selector.cursor) : undefined;
+    const after = selector.cursor !== undefined ? decodeWalkCursor(selector.cursor) : undefined;
+    // Letters dead since the walk began are not its own: a replayed one that failed again got a new dead_at,
+    // past the cursor, and a walk that followed its cursors replayed every letter again and again.
+    const began = `coalesce(${p.add(after?.began ?? null)}::timestamptz, now())`;
     const match = [
       job !== undefined ? `d.job_name = ${p.add(job)}` : "",
       reason !== undefined ? `d.reason = ${p.add(reason)}` : "",
+      `d.dead_at <= ${began}`,
     ].filter(Boolean);
     const past = (at: string, id: string) => [...match, `(d.dead_at, d.id) > (${at}::timestamptz, ${id}::uuid)`].join(" AND ");
-    const from = after ? past(p.add(after.at), p.add(after.id)) : match.join(" AND ") || "true";
+    const from = after ? past(p.add(after.at), p.add(after.id)) : match.join(" AND ");
     // The letters past the cursor in age order, along an index, at most MAX_EXAMINED of them (`walked`), read
     // only as far as the limit needs (a CTE is made as it is read, and read in the order it is made): letters
     // a live job blocks are passed over (the oldest thousand, all blocked, came back on every call), and the
@@ -108,7 +112,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     pick = `SELECT w.id, w.dead_at FROM walked w WHERE ${noLiveTwin(t, "w")} LIMIT ${limitParam}`;
     // Full: on from its last replayed letter. Short: it read every letter it may; on from the last of
     // them if that was all it may read, else it read to the end: done.
-    next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id,
+    next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id, ${isoSql(began)} AS began,
       (SELECT count(*) FROM (SELECT d.* FROM stop s CROSS JOIN LATERAL (${walk(past("s.at", "s.id"), p.add(COUNT_LIMIT))}) d) d
        WHERE ${noLiveTwin(t, "d")} AND ${NOT_REPLAYED_NOR_HELD})::int AS remaining`;
     stop = `,
@@ -124,7 +128,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
   // ones): in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A letter
   // replayed or discarded meanwhile is passed over (not_found).
   try {
-    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null }>(
+    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null; began?: string }>(
       `WITH ${walked}pick AS (${pick})${stop},
        sel AS (
          SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
@@ -151,7 +155,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
     for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
-    const nextCursor = row.next_at !== null && row.next_id !== null ? encodeCursor(row.next_at, row.next_id) : null;
+    const nextCursor = row.next_at !== null && row.next_id !== null && row.began ? encodeWalkCursor(row.next_at, row.next_id, row.began) : null;
     return { replayed: row.replayed, skipped, remaining: row.remaining, nextCursor };
   } catch (e) {
     if (isUniqueViolation(e)) {

@@ -51,10 +51,31 @@ const isRealTime = (at: string): boolean => {
   return !Number.isNaN(ms) && ms >= 0 && ms < 253_402_300_800_000 && new Date(ms).toISOString().slice(0, 19) === at.slice(0, 19);
 };
 
+const isCursorTime = (at: unknown): at is string => typeof at === "string" && ISO.test(at) && isRealTime(at);
+
 export const decodeCursor = (cursor: string): { at: string; id: string } => {
   const [at, id] = decodeCursorParts(cursor, 2);
-  if (typeof at !== "string" || !ISO.test(at) || !isRealTime(at) || !isUuid(id)) throw cursorError();
+  if (!isCursorTime(at) || !isUuid(id)) throw cursorError();
   return { at, id };
+};
+
+/**
+ * A walk over a list that changes under it (a bulk replay): the last row's (time, id), and when the walk
+ * began, so rows that came after it are not met again. A cursor of (time, id) alone, as the last release
+ * gave, has no start.
+ */
+export const encodeWalkCursor = (at: string, id: string, began: string): string => encodeCursorParts([at, id, began]);
+
+export const decodeWalkCursor = (cursor: string): { at: string; id: string; began?: string } => {
+  let parts: unknown[];
+  try {
+    parts = decodeCursorParts(cursor, 3);
+  } catch {
+    return decodeCursor(cursor);
+  }
+  const [at, id, began] = parts;
+  if (!isCursorTime(at) || !isUuid(id) || !isCursorTime(began)) throw cursorError();
+  return { at, id, began };
 };
 
 /** Turns `limit + 1` rows into a page: the extra row only says that there is a next page. */

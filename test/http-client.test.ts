@@ -163,7 +163,7 @@ describe("one route table", () => {
 });
 
 describe("pgtick/client", () => {
-  it("bundles to the client and the route table alone: no pg, Neon, Hono, zod or store code", async () => {
+  it("bundles to the client, the route table and the JSON limits alone: no pg, Neon, Hono, zod or store code", async () => {
     const { build } = await import("esbuild");
     // "pgtick-source": the entry point's sources, as everywhere in this repository (an app's bundler gets dist/).
     const out = await build({
@@ -171,7 +171,7 @@ describe("pgtick/client", () => {
       bundle: true, write: false, metafile: true, format: "esm", platform: "neutral", conditions: ["pgtick-source"], logLevel: "silent",
     });
     const inputs = Object.keys(out.metafile.inputs).filter((f) => f !== "<stdin>").sort();
-    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/sendable.ts", "src/client/wait.ts", "src/http/route-table.ts"]);
+    expect(inputs).toEqual(["src/client/client.ts", "src/client/index.ts", "src/client/sendable.ts", "src/client/wait.ts", "src/http/route-table.ts", "src/json-limits.ts"]);
     const code = out.outputFiles[0]!.text;
     for (const marker of ["@neondatabase", "from \"pg\"", "hono", "zod", "SELECT ", "jsonb"]) expect(code).not.toContain(marker);
   });

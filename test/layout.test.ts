@@ -22,7 +22,7 @@ const MAX_LINES = 320;
 // src/, or functions/. A target is a unit or one file (src-relative, e.g. "http/route-table.ts").
 
 /** Modules that import nothing of src/: every unit may use them. */
-const LEAVES = ["db.ts", "db-cancel.ts", "errors.ts", "terms.ts", "error-text.ts", "log.ts", "ids.ts", "secret-compare.ts", "iso-time.ts", "due-now.ts", "json-limits.ts", "body-limit.ts", "body-drain.ts", "db-prepare.ts", "terminal.ts"];
+const LEAVES = ["db.ts", "db-cancel.ts", "errors.ts", "terms.ts", "error-text.ts", "log.ts", "ids.ts", "secret-compare.ts", "iso-time.ts", "due-now.ts", "json-limits.ts", "option-keys.ts", "body-limit.ts", "body-drain.ts", "db-prepare.ts", "terminal.ts"];
 /** What a job is and what its payload and limits mean: pure code over a definition, no I/O. */
 const DOMAIN = ["job.ts", "payload.ts", "flow"];
 /** The read side of the store, which the presentation units may reach for types and constants. */
@@ -34,7 +34,7 @@ const leaf: Rule = { imports: [] };
 
 /** Unit -> what it may import. Group names (LEAVES, DOMAIN, READS, STORE) stand for their members. */
 const RULES: Record<string, Rule> = {
-  "db.ts": { imports: ["db-cancel.ts", "db-prepare.ts"] }, "db-cancel.ts": leaf, "errors.ts": leaf, "terms.ts": leaf, "error-text.ts": leaf, "log.ts": leaf, "ids.ts": leaf, "secret-compare.ts": leaf, "iso-time.ts": leaf, "due-now.ts": leaf, "json-limits.ts": leaf, "body-limit.ts": leaf, "body-drain.ts": leaf, "db-prepare.ts": leaf, "terminal.ts": leaf,
+  "db.ts": { imports: ["db-cancel.ts", "db-prepare.ts"] }, "db-cancel.ts": leaf, "errors.ts": leaf, "terms.ts": leaf, "error-text.ts": leaf, "log.ts": leaf, "ids.ts": leaf, "secret-compare.ts": leaf, "iso-time.ts": leaf, "due-now.ts": leaf, "json-limits.ts": leaf, "option-keys.ts": { imports: ["errors.ts"] }, "body-limit.ts": leaf, "body-drain.ts": leaf, "db-prepare.ts": leaf, "terminal.ts": leaf,
   settings: { imports: ["LEAVES"] },
   // The operator's exit codes and one-line errors, shared by the CLI, the dev server and the module loader.
   "exit-codes.ts": { imports: ["LEAVES"] },

@@ -19,6 +19,7 @@ import { getStats, type Stats } from "../store/admin/stats.js";
 import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
 import type { Page } from "../store/shared/paging.js";
+import { onlyKeys } from "../option-keys.js";
 import type { Tables } from "../store/shared/tables.js";
 import { getRun, runPayload } from "../store/runs/run-get.js";
 import { listRuns, type ListRunsQuery } from "../store/runs/runs-list.js";
@@ -158,6 +159,7 @@ export const queueAdmin = (env: {
       list: (query) => listRuns(db, t, query),
       get: (id) => getRun(db, t, id),
       async rerun(runId, options = {}) {
+        onlyKeys(options, ["idempotencyKey"], "rerun option");
         const run = await getRun(db, t, runId);
         if (!run) throw notFound("run", runId);
         // A run that did not end its job has no payload of its own: the run that ended that life of the job

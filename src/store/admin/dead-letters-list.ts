@@ -3,6 +3,7 @@ import { JobsError } from "../../errors.js";
 import { DEAD_REASONS } from "../../terms.js";
 import { deadLetterSummaryJson, type DeadLetterSummary, payloadTextJoin } from "./views.js";
 import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js";
+import { onlyKeys } from "../../option-keys.js";
 import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
@@ -29,7 +30,10 @@ export const deadReasonFilter = (value: string | undefined): string | undefined 
   return reason;
 };
 
+const DEAD_LETTER_FILTERS: ReadonlyArray<keyof ListDeadLettersQuery> = ["job", "reason", "limit", "cursor"];
+
 export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
+  onlyKeys(query, DEAD_LETTER_FILTERS, "filter");
   const limit = pageLimit(query.limit);
   const p = new Params();
   const where: string[] = [];

@@ -2,6 +2,7 @@ import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { jobSummaryJson, type JobSummary, payloadTextJoin } from "./views.js";
 import { decodeCursor, type Page, pageLimit, toPage } from "../shared/paging.js";
+import { onlyKeys } from "../../option-keys.js";
 import { isoSql, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 
@@ -20,7 +21,10 @@ export interface ListJobsQuery {
  * queued jobs along its partial index, merged with its running ones; running jobs along the lease
  * index (there are at most the ticks' concurrency of them), sorted.
  */
+const JOB_FILTERS: ReadonlyArray<keyof ListJobsQuery> = ["job", "status", "limit", "cursor"];
+
 export const listJobs = async (db: Db, t: Tables, query: ListJobsQuery = {}): Promise<Page<JobSummary>> => {
+  onlyKeys(query, JOB_FILTERS, "filter");
   const limit = pageLimit(query.limit);
   const p = new Params();
   const job = textFilter(query.job, "job");

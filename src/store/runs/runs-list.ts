@@ -2,6 +2,7 @@ import { isoWithMicros, parseIsoInstant } from "../../iso-time.js";
 import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { decodeCursorParts, encodeCursorParts, type Page, pageLimit } from "../shared/paging.js";
+import { onlyKeys } from "../../option-keys.js";
 import { isUuid, textFilter } from "../shared/sql.js";
 import { Params, type Tables } from "../shared/tables.js";
 import { isRunId } from "./run-get.js";
@@ -101,7 +102,10 @@ const instant = (value: string | undefined, field: string): string | undefined =
  * reads about a page of rows however long the history is. Throws `invalid_options` for a
  * bad filter or cursor.
  */
+const RUN_FILTERS: ReadonlyArray<keyof ListRunsQuery> = ["job", "outcome", "jobId", "correlationId", "idempotencyKey", "since", "until", "limit", "cursor"];
+
 export const listRuns = async (db: Db, t: Tables, query: ListRunsQuery = {}): Promise<Page<RunSummary>> => {
+  onlyKeys(query, RUN_FILTERS, "filter");
   const limit = pageLimit(query.limit);
   const p = new Params();
   const where: string[] = [];

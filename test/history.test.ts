@@ -86,6 +86,13 @@ describe("run history", () => {
     expect(reclaimed).toMatchObject({ outcome: "reclaimed", attempt: 1, duration_ms: null, error: expect.stringContaining("lease expired") });
     // It started when its claim stamped it.
     expect(Date.now() - new Date(reclaimed!.started_at as string).getTime()).toBeGreaterThan(100_000);
+    // The minute's counts: the reclaimed attempt is among those requeued, so the categories add up to the failures
+    // (it was a failure of no category, which the charts, drawing the categories, never showed).
+    const minutes = (await jobs.stats()).minutes!.filter((m) => m.job === "slow");
+    const sum = (k: "failed" | "retried" | "deadLettered" | "requeued") => minutes.reduce((n, m) => n + m[k], 0);
+    const { rows: ended } = await h.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.runs} WHERE outcome IN ('requeued', 'reclaimed')`);
+    expect({ failed: sum("failed"), parts: sum("retried") + sum("deadLettered") + sum("requeued"), requeued: sum("requeued") })
+      .toEqual({ failed: ended[0]!.n, parts: ended[0]!.n, requeued: ended[0]!.n });
   });
 
   it("keeps what a handler returns storable and bounded: too large is marked truncated, never a failure", async () => {

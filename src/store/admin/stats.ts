@@ -30,6 +30,7 @@ export interface MinuteCounts {
   readonly failed: number;
   readonly retried: number;
   readonly deadLettered: number;
+  /** Cut short at a deadline, or reclaimed after its tick was killed: back to the queue either way. */
   readonly requeued: number;
   readonly durationMsSum: number;
   readonly durationMsMax: number;

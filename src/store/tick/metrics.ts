@@ -31,7 +31,9 @@ const meterRows = (outcomes: NonNullable<Fragment["outcomes"]>): string =>
           count(*) FILTER (WHERE outcome <> 'succeeded') AS failed,
           count(*) FILTER (WHERE outcome = 'retried') AS retried,
           count(*) FILTER (WHERE outcome = 'dead_lettered') AS dead_lettered,
-          count(*) FILTER (WHERE outcome = 'requeued') AS requeued,
+          -- A reclaimed attempt (its tick was killed) went back to the queue as a run cut short does: so the
+          -- minute's categories add up to its failures, and the charts show it.
+          count(*) FILTER (WHERE outcome IN ('requeued', 'reclaimed')) AS requeued,
           coalesce(sum(duration_ms), 0) AS duration_ms_sum, coalesce(max(duration_ms), 0) AS duration_ms_max,
           ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `count(*) FILTER (WHERE b = ${i})`).join(", ")}]::int[] AS hist
    FROM (SELECT job_name, duration_ms, outcome, width_bucket(duration_ms, '{${DURATION_BOUNDS_MS.join(",")}}'::int[]) AS b

@@ -164,7 +164,9 @@ export const checkPayload = (
   maxBytes: number,
   where: Record<string, unknown> = {},
 ): { job: AnyJob; stored: unknown; parsed: unknown } => {
-  const job = typeof name === "string" ? registry.get(name) : undefined;
+  // A missing or non-string name is a malformed item, not a job nobody defined (it said "no job named undefined").
+  if (typeof name !== "string") throw new JobsError("invalid_options", `job must be a job's name (a string), got ${name === undefined ? "none" : name === null ? "null" : Array.isArray(name) ? "an array" : `a ${typeof name}`}`, { ...where, field: "job" });
+  const job = registry.get(name);
   if (!job) {
     throw new JobsError("unknown_job", `no job named ${JSON.stringify(name)} is defined`, { ...where, job: name });
   }

@@ -154,10 +154,13 @@ describe("enqueue", () => {
     expect(await jobs.enqueue("ping", { full: true })).toMatchObject({ deduplicated: false });
   });
 
-  it("takes over HTTP exactly the options the library takes", async () => {
-    const { ENQUEUE_OPTIONS } = await import("../src/enqueue-prepare.js");
-    const { EnqueueBody } = await import("../src/http/routes/jobs.js");
-    expect(Object.keys(EnqueueBody.shape).sort()).toEqual(["job", "payload", ...ENQUEUE_OPTIONS].sort());
+  it("refuses an item without a job's name as a malformed item, not as a job nobody defined (it said 'no job named undefined')", async () => {
+    const jobs = await h.isolated([email]);
+    for (const job of [undefined, 5, null, ["send-email"]]) {
+      const e = await caught(jobs.enqueueMany([{ job, payload: { to: "a@b.co", subject: "s" } }] as never));
+      expect([job, e.code, e.details]).toEqual([job, "invalid_options", { index: 0, field: "job" }]);
+      expect(e.message).toMatch(/^job must be a job's name \(a string\), got /);
+    }
   });
 
   it("reports zod's issues for an invalid payload, pointing at the field", async () => {

@@ -174,14 +174,36 @@ describe("POST /api/jobs", () => {
     const envelope = await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "c@d.co" } }, { job: "send-email", payload: {}, runat: "x" }] });
     expectError(envelope, 422, "invalid_options");
     expect(envelope.body.error.details).toMatchObject({ index: 1, field: "runat" });
-    expect(envelope.body.error.message).toContain('unknown field "runat"');
+    expect(envelope.body.error.message).toContain('unknown option "runat"');
     const nested = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "c@d.co" }, debounce: { key: "k", delayMs: 1, delay: 2 } } });
     expect(nested.body.error.details).toMatchObject({ field: "debounce.delay" });
     const typed = await call("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "c@d.co" }, delayMs: "soon" } });
     expect(typed.body.error.details).toMatchObject({ field: "delayMs" });
-    expectError(await call("POST", "/api/jobs", { json: [] }), 422, "invalid_options");
+    // An empty batch stores nothing, as the library's enqueueMany([]) (it was a 422).
+    expect(await call("POST", "/api/jobs", { json: [] })).toMatchObject({ status: 200, body: { items: [] } });
     expectError(await call("POST", "/api/jobs", { json: [{ job: "send-email", payload: { to: "a@b.co" } }], headers: { "idempotency-key": "k" } }), 422, "invalid_options");
     expect(await count()).toBe(2);
+  });
+
+  it("answers a mistake as the library does: the same code, message, field and item (the envelope's own check said less, and a later item's mistake first)", async () => {
+    await reset();
+    const cases: unknown[][] = [
+      // A payload the schema refuses at index 0, an unknown field at index 1: the first item's mistake.
+      [{ job: "send-email", payload: { to: "not an email" } }, { job: "send-email", payload: { to: "a@b.co" }, runat: "x" }],
+      [{ job: "send-email", payload: { to: "a@b.co" }, priority: "5" }],
+      [{ job: "send-email", payload: { to: "a@b.co" }, debounce: { key: "k", delayMs: "soon" } }],
+      [{ payload: { to: "a@b.co" } }],
+      [{ job: 5, payload: { to: "a@b.co" } }],
+      [{ job: "send-email", payload: { to: "a@b.co" }, maxAttempts: 0 }],
+    ];
+    for (const items of cases) {
+      const res = await call("POST", "/api/jobs", { json: items });
+      const lib = await jobs.enqueueMany(items as never).then(() => undefined, (e: unknown) => e as { code: string; message: string; details: Record<string, unknown> });
+      expect(lib, JSON.stringify(items)).toBeDefined();
+      expect([res.body.error.code, res.body.error.message, res.body.error.details.index, res.body.error.details.field], JSON.stringify(items))
+        .toEqual([lib!.code, lib!.message, lib!.details.index, lib!.details.field]);
+    }
+    expect(await count()).toBe(0);
   });
 
   it("answers every malformed request with its code and stores nothing", async () => {

@@ -31,7 +31,7 @@ const rerunResult = { type: "object", properties: { id: { type: "string", format
 const OPERATIONS: Record<RouteName, Operation> = {
   enqueue: {
     parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "single job only" }],
-    requestBody: body({ oneOf: [ref("Enqueue"), { type: "array", minItems: 1, maxItems: MAX_BATCH, items: ref("Enqueue") }] }),
+    requestBody: body({ oneOf: [ref("Enqueue"), { type: "array", maxItems: MAX_BATCH, items: ref("Enqueue") }] }),
     responses: {
       "201": json(enqueued, "stored"),
       "200": json(enqueued, "nothing new was stored: every job matched a live job's idempotency key, or a debounce moved a queued job"),

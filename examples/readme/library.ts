@@ -25,7 +25,7 @@ const { id } = await jobs.enqueue("send-email", { to: "a@b.example", subject: "H
 await jobs.enqueue("send-email", { to: "a@b.example", subject: "Later" }, {
   delayMs: 60_000,               // or runAt: Date | ISO string
   idempotencyKey: "welcome-42",  // dedupes while a job with this name and key is queued or running
-  priority: 10,                  // higher runs first
+  priority: 10,                  // higher runs first (with flow-control limits, within its key: see Fairness)
   maxAttempts: 5,
   correlationId: "req-abc",
 });

@@ -82,7 +82,7 @@ export class Session {
   databaseUrl(): string {
     const url = read(this.io.env, "DATABASE_URL") ?? runningDevServer(this.io.env, this.io.cwd)?.databaseUrl;
     if (!url) {
-      throw new CliError(EXIT.config, "DATABASE_URL is not set: set it to the PostgreSQL connection string (or start `npm run dev` in this folder; one started with DEV_DIR is found with the same DEV_DIR)");
+      throw new CliError(EXIT.config, "DATABASE_URL is not set: set it to the PostgreSQL connection string (or, in a clone of the pgtick repository, start `npm run dev` in this folder; one started with DEV_DIR is found with the same DEV_DIR)");
     }
     return url;
   }

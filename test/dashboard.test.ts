@@ -565,6 +565,39 @@ describe("dashboard replay and escaping", () => {
     expect(await queuedCount(h, "sync-account")).toBe(2);
     await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'sync-account'`);
   });
+
+  it("queues one job for a second click that comes after the first one's job has run (it queued another)", async () => {
+    const id = await makeDead({ account: "twice-after" });
+    const { cookie, csrf } = await login();
+    const run = (await jobs.runs.list({ jobId: id })).items[0]!;
+    const page = await (await app.request(`${ORIGIN}/dashboard/runs/${run.id}`, { headers: { cookie } })).text();
+    const once = /name="once" value="([^"]+)"/.exec(page)![1]!;
+    const first = await post(`/dashboard/runs/${run.id}/rerun`, { _csrf: csrf, once }, { cookie });
+    // Its job fails at once, and is a dead letter again, before the second click.
+    expect((await jobs.tick({ budgetMs: 5_000 })).deadLettered).toBe(1);
+    const second = await post(`/dashboard/runs/${run.id}/rerun`, { _csrf: csrf, once }, { cookie });
+    expect(second.headers.get("location")).toBe(first.headers.get("location"));
+    expect(await queuedCount(h, "sync-account")).toBe(0);
+    expect((await jobs.runs.list({ job: "sync-account", idempotencyKey: `dashboard:rerun:${once}` })).items).toHaveLength(1);
+  });
+
+  it("replays a dead letter once for a second click that comes after the replayed job failed again (it replayed it twice)", async () => {
+    const id = await makeDead({ account: "replay-twice" });
+    const { cookie, csrf } = await login();
+    for (const from of [`/dashboard/dead-letters/${id}`, "/dashboard/dead-letters"]) {
+      const page = await (await app.request(`${ORIGIN}${from}`, { headers: { cookie } })).text();
+      const form = new RegExp(`action="/dashboard/dead-letters/${id}/replay[^"]*"[^>]*>[\\s\\S]*?name="replays" value="(\\d+)"`).exec(page);
+      expect(form, from).not.toBeNull();
+      const replays = form![1]!;
+      const first = await post(`/dashboard/dead-letters/${id}/replay`, { _csrf: csrf, replays }, { cookie });
+      expect(first.headers.get("location"), from).toContain("done=replayed&n=1");
+      expect((await jobs.tick({ budgetMs: 5_000 })).deadLettered).toBe(1);
+      const second = await post(`/dashboard/dead-letters/${id}/replay`, { _csrf: csrf, replays }, { cookie });
+      expect(second.headers.get("location"), from).toContain("done=replayed&n=0&skipped=1");
+    }
+    expect((await jobs.deadLetters.get(id))?.replays).toBe(2);
+    await jobs.deadLetters.discard(id);
+  });
 });
 
 describe("dashboard schedules", () => {

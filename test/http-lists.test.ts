@@ -151,6 +151,18 @@ describe("dead letters", () => {
     expect(kicks.slice(-2)).toEqual([{ ids: [a], dueNow: true }, { ids: [b], dueNow: true }]);
   });
 
+  it("replays the letter as the caller saw it with replays: a retried request is 404, even where the job failed again at once", async () => {
+    await reset();
+    const [id] = await makeDead([3]);
+    expect((await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: 0 } })).status).toBe(200);
+    await jobs.tick({ budgetMs: 5_000 });
+    expect((await call("GET", `/api/dead-letters/${id}`)).body.replays).toBe(1);
+    expectError(await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: 0 } }), 404, "not_found");
+    expectError(await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: -1 } }), 422, "invalid_options");
+    expect((await call("POST", `/api/dead-letters/${id}/replay`, { json: { payload: { n: 4 }, replays: 1 } })).status).toBe(200);
+    expect((await call("GET", `/api/jobs/${id}`)).body.payload).toEqual({ n: 4 });
+  });
+
   it("queues a dead letter once when 30 replay requests race", async () => {
     await reset();
     const [id] = await makeDead([7]);

@@ -234,6 +234,30 @@ describe("a bulk replay by filter over many dead letters", () => {
   }, 60_000);
 });
 
+describe("a replay of the letter as it was seen", () => {
+  it("with replays, queues it once: a second click or a retried request finds it replayed, even where the job failed again at once", async () => {
+    const jobs = await h.isolated([failing]);
+    const { id } = await jobs.enqueue("fails", { n: 1 });
+    await jobs.tick({ budgetMs: 5_000 });
+    const seen = (await jobs.deadLetters.get(id))!;
+    expect(seen.replays).toBe(0);
+    expect(await jobs.deadLetters.replay(id, { replays: seen.replays })).toEqual({ id, replayed: true });
+    // The replayed job fails at once: the letter is back, replayed once.
+    await jobs.tick({ budgetMs: 5_000 });
+    expect((await jobs.deadLetters.get(id))?.replays).toBe(1);
+    const again = await jobs.deadLetters.replay(id, { replays: seen.replays }).catch((e: unknown) => e);
+    expect(again).toMatchObject({ code: "not_found" });
+    expect((await jobs.deadLetters.get(id))?.replays).toBe(1);
+    // Edited, the same; and as seen now, it goes.
+    expect(await jobs.deadLetters.replay(id, { payload: { n: 2 }, replays: 0 }).catch((e: unknown) => e)).toMatchObject({ code: "not_found" });
+    expect(await jobs.deadLetters.replay(id, { payload: { n: 2 }, replays: 1 })).toEqual({ id, replayed: true });
+    for (const replays of [-1, 1.5, "0", Number.NaN]) {
+      expect(await jobs.deadLetters.replay(id, { replays } as never).catch((e: unknown) => e)).toMatchObject({ code: "invalid_options", details: { field: "replays" } });
+    }
+    expect(await jobs.deadLetters.replay(id, { replay: 0 } as never).catch((e: unknown) => e)).toMatchObject({ code: "invalid_options", details: { field: "replay" } });
+  });
+});
+
 describe("a bulk replay by filter behind many letters a live job holds", () => {
   it("reads at most 10,000 letters a call and returns a cursor to go on from, so each call is bounded and the calls end", async () => {
     const jobs = await h.isolated([]);

@@ -85,7 +85,12 @@ export interface DeadLettersAdmin {
   list(query?: ListDeadLettersQuery): Promise<Page<DeadLetterSummary>>;
   get(id: string): Promise<DeadLetterView | null>;
   /** Queues it again, due now, with its own id, attempt 0; with `payload`, an edited payload checked by the job's schema. */
-  replay(id: string, edit?: { readonly payload: unknown }): Promise<{ id: string; replayed: true }>;
+  /**
+   * Replays one dead letter: as it was, or with `payload` (checked against its job's schema). With `replays`,
+   * only the letter as it was seen, replayed that many times before: a second click or a retried request
+   * is `not_found`, even where the replayed job failed at once and is a dead letter again.
+   */
+  replay(id: string, options?: { readonly payload?: unknown; readonly replays?: number }): Promise<{ id: string; replayed: true }>;
   /** These ids, or the oldest `limit` (default and at most 1,000) matching a job and/or reason, in one statement. */
   replayMany(selector: BulkReplaySelector): Promise<BulkReplayResult>;
   /** Deletes it for good; `not_found` when there is none. */
@@ -173,9 +178,14 @@ export const queueAdmin = (env: {
     deadLetters: {
       list: (query) => listDeadLetters(db, t, query),
       get: (id) => getDeadLetter(db, t, id),
-      async replay(id, edit) {
-        const checked = edit && "payload" in edit ? await replayEdit(db, t, id, edit.payload, env.registry, env.maxPayloadBytes) : undefined;
-        const done = checked === null ? null : await replayDeadLetter(db, t, id, checked);
+      async replay(id, options) {
+        onlyKeys(options, ["payload", "replays"], "replay option");
+        const replays = options?.replays;
+        if (replays !== undefined && !(Number.isSafeInteger(replays) && replays >= 0)) {
+          throw new JobsError("invalid_options", "replays must be the number of times the letter was replayed (an integer from 0)", { field: "replays" });
+        }
+        const checked = options && "payload" in options ? await replayEdit(db, t, id, options.payload, env.registry, env.maxPayloadBytes) : undefined;
+        const done = checked === null ? null : await replayDeadLetter(db, t, id, checked, replays);
         if (!done) throw notFound("dead letter", id, " (it may have been replayed or discarded already)");
         return { id: done.id, replayed: true };
       },

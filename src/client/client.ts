@@ -84,8 +84,11 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     /** A page of dead letters; each row has a preview of its payload, `get` the payload. */
     list(params?: { job?: Names<J> | undefined; reason?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<Page<DeadLetterSummary>>;
     get(id: string): Promise<DeadLetterView | null>;
-    /** Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema. */
-    replay(id: string, edit?: { payload: unknown }): Promise<{ id: string; replayed: true }>;
+    /**
+     * Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema;
+     * with `replays`, only the letter replayed that many times (as you saw it): a retry of the same request is 404.
+     */
+    replay(id: string, options?: { payload?: unknown; replays?: number }): Promise<{ id: string; replayed: true }>;
     replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<BulkReplayResult>;
     discard(id: string): Promise<{ id: string; discarded: true }>;
     discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
@@ -224,8 +227,10 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       get: (deadId) => orNull(call<DeadLetterView>("deadLetters.get", id(deadId))),
       replay: async (deadId, edit) => {
         // JSON would drop an undefined payload, and the server would replay the original one.
-        if (edit !== undefined && edit.payload === undefined) throw new JobsApiError(422, "invalid_payload", "the edited payload is missing (leave out the edit to replay the original payload)");
-        const bad = edit ? unsendablePayload(edit.payload, "the edited payload") : undefined;
+        if (edit !== undefined && "payload" in edit && edit.payload === undefined) {
+          throw new JobsApiError(422, "invalid_payload", "the edited payload is missing (leave it out to replay the original payload)");
+        }
+        const bad = edit && "payload" in edit ? unsendablePayload(edit.payload, "the edited payload") : undefined;
         if (bad) throw new JobsApiError(422, bad.code, bad.message, bad.details);
         return call("deadLetters.replay", { ...id(deadId), body: edit });
       },

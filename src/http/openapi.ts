@@ -89,7 +89,14 @@ const OPERATIONS: Record<RouteName, Operation> = {
   },
   "deadLetters.get": { responses: { "200": json(ref("DeadLetter")), ...errors("not_found") } },
   "deadLetters.replay": {
-    requestBody: body({ type: "object", additionalProperties: false, properties: { payload: {} } }, false),
+    requestBody: body({
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        payload: { description: "an edited payload, checked against the job's schema" },
+        replays: { type: "integer", minimum: 0, description: "replay only the letter replayed this many times (as you saw it): a second click or a retry is 404" },
+      },
+    }, false),
     responses: {
       "200": flag("replayed"),
       ...errors("not_found", "unknown_job", "invalid_payload", "invalid_options", "payload_too_large", "conflict", "malformed_json", "unsupported_media_type"),

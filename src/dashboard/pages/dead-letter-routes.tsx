@@ -57,9 +57,12 @@ export const deadLetterPages: Routes = (app, deps) => {
     const id = c.req.param("id");
     const csrf = c.var.session.csrf;
     const text = formText(c.var.form.payload);
+    // The letter as the page showed it: a second click finds it replayed, even where the job failed again at once.
+    const seen = formText(c.var.form.replays);
+    const replays = seen !== undefined && /^\d{1,9}$/.test(seen) ? { replays: Number(seen) } : {};
     if (text === undefined) {
       try {
-        await enqueued(deps, c, [(await jobs.deadLetters.replay(id)).id]);
+        await enqueued(deps, c, [(await jobs.deadLetters.replay(id, replays)).id]);
         return c.redirect(doneUrl(c, base, "replayed", 1), 303);
       } catch (e) {
         // Already replayed (a double click, another operator): the job is queued once, and the page says so.
@@ -82,7 +85,7 @@ export const deadLetterPages: Routes = (app, deps) => {
     const inexact = inexactIntegerProblem(text);
     if (inexact !== undefined) return again([{ path: [], message: inexact }], "The payload was not replayed: fix the errors below.");
     try {
-      await enqueued(deps, c, [(await jobs.deadLetters.replay(id, { payload })).id]);
+      await enqueued(deps, c, [(await jobs.deadLetters.replay(id, { payload, ...replays })).id]);
       return c.redirect(doneUrl(c, base, "replayed", 1), 303);
     } catch (e) {
       if (isJobsError(e) && e.code === "not_found") return c.redirect(doneUrl(c, base, "replayed", 0, 1), 303);

@@ -69,6 +69,7 @@ export const DeadList: FC<{
                 <Time iso={d.deadAt} />,
                 <form method="post" action={`${base}/dead-letters/${d.id}/replay${here}`} class="inline">
                   <Csrf token={csrf} />
+                  <input type="hidden" name="replays" value={String(d.replays)} />
                   <button type="submit" aria-label={`Replay ${d.job} ${d.id.slice(0, 8)}`}>
                     Replay
                   </button>
@@ -143,6 +144,7 @@ export const DeadDetail: FC<{
       <div class="actions">
         <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} class="inline">
           <Csrf token={csrf} />
+          <input type="hidden" name="replays" value={String(dead.replays)} />
           <button type="submit" class="primary">
             Replay
           </button>
@@ -159,6 +161,7 @@ export const DeadDetail: FC<{
       {known ? (
         <form method="post" action={`${base}/dead-letters/${dead.id}/replay`} aria-labelledby="edit-heading">
           <Csrf token={csrf} />
+          <input type="hidden" name="replays" value={String(dead.replays)} />
           <div class="field">
             <label for="payload-edit">Payload (JSON), checked against the schema of {dead.job} before anything is queued</label>
             <textarea

@@ -52,7 +52,12 @@ export const runPages: Routes = (app, deps) => {
     const id = c.req.param("id");
     try {
       const once = formText(c.var.form.once);
-      const done = await c.var.jobs.runs.rerun(id, once && /^[0-9a-f-]{36}$/.test(once) ? { idempotencyKey: `dashboard:rerun:${once}` } : {});
+      const key = once && /^[0-9a-f-]{36}$/.test(once) ? `dashboard:rerun:${once}` : undefined;
+      // The page's token dedupes while its job is queued or running; once that job has run, its run in the
+      // history holds the key: a second click then shows that job instead of queueing another.
+      const before = key ? (await c.var.jobs.runs.list({ idempotencyKey: key, limit: 1 })).items[0] : undefined;
+      if (before) return c.redirect(`${base}/jobs/${before.jobId}?done=rerun`, 303);
+      const done = await c.var.jobs.runs.rerun(id, key ? { idempotencyKey: key } : {});
       await enqueued(deps, c, [done.id]);
       return c.redirect(`${base}/jobs/${done.id}?done=rerun`, 303);
     } catch (e) {

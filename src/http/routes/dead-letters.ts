@@ -7,7 +7,7 @@ import { readJson } from "../body.js";
 import { intParam, queryParams } from "../params.js";
 
 // zod/mini: the worker bundle carries no more of zod than these few checks need.
-const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()) });
+const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()), replays: z.optional(z.int().check(z.minimum(0))) });
 const BulkReplayBody = z.union([
   z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) }),
   z.strictObject({
@@ -58,9 +58,12 @@ export const deadLetterHandlers: Handlers<
     const body = await readJson(c, config.maxBodyBytes, { optional: true });
     // No body replays as it was; a body of JSON null is a body, and not an object.
     const parsed = z.safeParse(ReplayBody, body === undefined ? {} : body);
-    if (!parsed.success) throw badBody(`send no body, or { "payload": ... } to replay with an edited payload`, parsed.error.issues);
-    const edit = "payload" in parsed.data ? { payload: parsed.data.payload } : undefined;
-    const result = await (await jobsOf(c)).deadLetters.replay(c.req.param("id")!, edit);
+    if (!parsed.success) {
+      throw badBody(`send no body, or { "payload"?: ..., "replays"?: n }: an edited payload, and the letter's replays as you saw them`, parsed.error.issues);
+    }
+    const { replays } = parsed.data;
+    const options = { ...("payload" in parsed.data ? { payload: parsed.data.payload } : {}), ...(replays !== undefined ? { replays } : {}) };
+    const result = await (await jobsOf(c)).deadLetters.replay(c.req.param("id")!, options);
     await notifyEnqueued(config, c, [result.id], true);
     return c.json(result);
   },

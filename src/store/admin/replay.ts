@@ -49,10 +49,10 @@ export const isUniqueViolation = (e: unknown): boolean =>
  * and the insert share a data-modifying CTE, so two replays at once queue it
  * once (the loser finds the row gone and returns null), and a failure changes
  * nothing. Returns null when there is no such dead letter (or, with an edit, none of
- * that job any more). Throws `conflict` when a live job holds its idempotency key
- * (the dead letter stays).
+ * that job any more, or, with `replays`, none replayed that many times). Throws `conflict` when a live
+ * job holds its idempotency key (the dead letter stays).
  */
-export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: ReplayEdit): Promise<{ id: string } | null> => {
+export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: ReplayEdit, replays?: number): Promise<{ id: string } | null> => {
   if (!isUuid(id)) return null;
   try {
     const { rows } = await db.query<{ id: string | null; blocked: boolean }>(
@@ -61,6 +61,9 @@ export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: Rep
        gone AS (
          DELETE FROM ${t.deadLetters} x WHERE x.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM blocked)
            AND ($3::text IS NULL OR x.job_name = $3::text)
+           -- Only the letter as the caller saw it: once replayed it counts one more replay, so a second click (or a
+           -- retried request) finds no such letter, even where the replayed job failed again and left it anew.
+           AND ($7::int IS NULL OR x.replays = $7::int)
          RETURNING x.*),
        queued AS (${replayInsert(t, {
          payload: "coalesce($2::jsonb, g.payload)",
@@ -71,7 +74,7 @@ export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: Rep
        })})
        SELECT (SELECT id::text FROM queued) AS id, EXISTS (SELECT 1 FROM blocked) AS blocked`,
       [id, edit?.payload ?? null, edit?.jobName ?? null, edit?.keys.flow_key ?? null, edit?.keys.concurrency_key ?? null,
-        edit?.keys.rate_keys == null ? null : JSON.stringify(edit.keys.rate_keys)],
+        edit?.keys.rate_keys == null ? null : JSON.stringify(edit.keys.rate_keys), replays ?? null],
     );
     const row = rows[0];
     if (row?.blocked) throw conflict(`dead letter ${id} cannot be replayed`);

@@ -132,18 +132,27 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
 
 /** What `enqueue` takes for job `N`: its schema's input, less `undefined` and `null` (a payload is JSON other than null). */
 export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined | null>;
+type Fn = (...args: never[]) => unknown;
 /**
  * A value as the recorded output brings it back: what `toJSON` returns for a Date (a string), a bigint as
- * its digits (a string), a Map or Set as JSON writes them (an empty object), recursively.
+ * its digits (a string), a Map or Set as JSON writes them (an empty object), an Error as its own enumerable
+ * properties (`{}` for most: message and stack are not), an interface's or a class's object without its
+ * methods and symbol keys, recursively.
  */
 export type JsonForm<T> = T extends { toJSON(): infer R }
   ? JsonForm<R>
   : T extends bigint ? string
   : T extends ReadonlyMap<unknown, unknown> | ReadonlySet<unknown> ? Record<string, never>
-  : T extends readonly unknown[] | Record<string, unknown> ? { [K in keyof T]: JsonForm<T[K]> } : T;
+  : T extends Error ? Record<string, unknown>
+  : T extends readonly unknown[] ? { [K in keyof T]: JsonForm<T[K]> }
+  : T extends Fn ? undefined
+  : T extends object ? { [K in keyof T as K extends symbol ? never : T[K] extends Fn ? never : K]: JsonForm<T[K]> }
+  : T;
+/** The whole output: one that is `undefined` (a handler that returned nothing) comes back `null`. */
+type JsonResult<T> = undefined extends T ? JsonForm<Exclude<T, undefined>> | null : JsonForm<T>;
 /** One job's recorded output: its `output` schema's type as JSON brings it back, or `unknown` without one. */
 type OutputOf<J> = J extends { readonly output?: infer O }
-  ? [NonNullable<O>] extends [never] ? unknown : NonNullable<O> extends $ZodType ? JsonForm<output<NonNullable<O>>> : unknown
+  ? [NonNullable<O>] extends [never] ? unknown : NonNullable<O> extends $ZodType ? JsonResult<output<NonNullable<O>>> : unknown
   : unknown;
 /**
  * What a finished run of job `N` recorded. For several names (an id whose job is not known), the

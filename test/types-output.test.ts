@@ -31,6 +31,31 @@ describe("the types of a job's payload and output", () => {
     expectTypeOf<JobOutput<typeof odd, "odd">>().toEqualTypeOf<{ big: string; m: Record<string, never>; tags: Record<string, never> }>();
   });
 
+  it("an interface's and a class's Date and bigint come back strings, an Error an object of its own properties, undefined null", async () => {
+    interface Invoice {
+      at: Date;
+      total: bigint;
+      lines: Array<{ sku: string; at: Date }>;
+    }
+    class Receipt {
+      constructor(readonly id: string, readonly at: Date) {}
+      describe(): string {
+        return this.id;
+      }
+    }
+    const invoice = defineJob({ name: "invoice", schema: z.object({}), output: z.custom<Invoice>(), handler: () => ({ at: new Date(0), total: 10n, lines: [] }) });
+    const receipt = defineJob({ name: "receipt", schema: z.object({}), output: z.instanceof(Receipt), handler: () => new Receipt("r", new Date(0)) });
+    const failure = defineJob({ name: "failure", schema: z.object({}), output: z.instanceof(Error), handler: () => new Error("x") });
+    const maybe = defineJob({ name: "maybe", schema: z.object({}), output: z.string().optional(), handler: () => undefined });
+    expectTypeOf<JobOutput<typeof invoice, "invoice">>().toEqualTypeOf<{ at: string; total: string; lines: Array<{ sku: string; at: string }> }>();
+    expectTypeOf<JobOutput<typeof receipt, "receipt">>().toEqualTypeOf<{ readonly id: string; readonly at: string }>();
+    expectTypeOf<JobOutput<typeof failure, "failure">>().toEqualTypeOf<Record<string, unknown>>();
+    expectTypeOf<JobOutput<typeof maybe, "maybe">>().toEqualTypeOf<string | null>();
+    // As JSON brings them back.
+    expect(JSON.parse(JSON.stringify(new Receipt("r", new Date(0))))).toEqual({ id: "r", at: "1970-01-01T00:00:00.000Z" });
+    expect(JSON.parse(JSON.stringify(new Error("x")))).toEqual({});
+  });
+
   it("an id whose job may be one without an output gives unknown, not the others' outputs", () => {
     expectTypeOf<JobOutput<typeof dated | typeof bare, "dated" | "bare">>().toBeUnknown();
     expectTypeOf<JobOutput<typeof bare, "bare">>().toBeUnknown();

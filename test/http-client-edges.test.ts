@@ -265,9 +265,16 @@ describe("answers that are not the call's", () => {
     const stuck = createClient<typeof jobList>({
       baseUrl: server.url,
       token: NEW_TOKEN,
-      // The first poll answers (queued); every later one hangs until aborted.
+      // The first poll answers (queued); every later one hangs until aborted. One sent with its signal aborted
+      // already (the timeout fell between the pause and the poll, on a loaded machine) is refused at once, as
+      // fetch refuses it: listening for an abort that has happened waited for ever.
       fetch: (request: Request) =>
-        ++polls === 1 ? fetch(request) : new Promise<Response>((_, reject) => request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true })),
+        ++polls === 1
+          ? fetch(request)
+          : new Promise<Response>((_, reject) => {
+              if (request.signal.aborted) return reject(request.signal.reason);
+              request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true });
+            }),
     });
     const started = Date.now();
     await expect(stuck.waitForResult(id, { timeoutMs: 300, intervalMs: 50 })).rejects.toMatchObject({ code: "timeout" });

@@ -259,6 +259,23 @@ describe("answers that are not the call's", () => {
     expect(requests).toBe(0);
   });
 
+  it("ends a wait at its timeout and at its signal even where the fetch given drops the request's signal (it waited for ever)", async () => {
+    const { id } = await client.enqueue("maybe", { n: 1 }, { delayMs: 60_000 });
+    let polls = 0;
+    // A wrapper that forgets the signal, and a server that never answers its second poll.
+    const deaf = createClient<typeof jobList>({
+      baseUrl: server.url,
+      token: NEW_TOKEN,
+      fetch: (request: Request) => (++polls === 1 ? fetch(request.url, { headers: request.headers }) : new Promise<Response>(() => {})),
+    });
+    const started = Date.now();
+    await expect(deaf.waitForResult(id, { timeoutMs: 1_500, intervalMs: 50 })).rejects.toMatchObject({ code: "timeout" });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const stop = new AbortController();
+    setTimeout(() => stop.abort(new Error("stopped")), 200);
+    await expect(deaf.waitForResult(id, { timeoutMs: 60_000, intervalMs: 50, signal: stop.signal })).rejects.toThrow("stopped");
+  });
+
   it("ends a wait shorter than the first poll's grace at its timeout once the first poll is back", async () => {
     const { id } = await client.enqueue("maybe", { n: 1 }, { delayMs: 60_000 });
     let polls = 0;
@@ -266,8 +283,7 @@ describe("answers that are not the call's", () => {
       baseUrl: server.url,
       token: NEW_TOKEN,
       // The first poll answers (queued); every later one hangs until aborted. One sent with its signal aborted
-      // already (the timeout fell between the pause and the poll, on a loaded machine) is refused at once, as
-      // fetch refuses it: listening for an abort that has happened waited for ever.
+      // already (the timeout fell between the pause and the poll) is refused at once, as fetch refuses it.
       fetch: (request: Request) =>
         ++polls === 1
           ? fetch(request)

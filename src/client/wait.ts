@@ -43,6 +43,21 @@ const pause = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", onAbort, { once: true });
   });
 
+/**
+ * `p`, or the signal's reason once it aborts: the wait ends at its timeout even where the poll does not (a
+ * fetch wrapper that drops the request's signal, or a Request whose signal never followed the wait's).
+ */
+const orAbort = <T>(p: Promise<T>, signal: AbortSignal): Promise<T> =>
+  new Promise<T>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(
+      (value) => (signal.removeEventListener("abort", onAbort), resolve(value)),
+      (error: unknown) => (signal.removeEventListener("abort", onAbort), reject(error)),
+    );
+  });
+
 /** However short the timeout, the first poll has this long to answer (a finished job is then returned). */
 const FIRST_POLL_MS = 1_000;
 const MIN_INTERVAL_MS = 50;
@@ -102,7 +117,7 @@ export const waitForResult = async (
     for (;;) {
       let job: JobView | null;
       try {
-        job = await get(id, controller.signal);
+        job = await orAbort(get(id, controller.signal), controller.signal);
       } catch (e) {
         if (controller.signal.aborted) throw ended();
         firstPollBack();

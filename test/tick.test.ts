@@ -333,8 +333,26 @@ describe("tick", () => {
     await jobs.enqueue("lease-probe", {});
     const started = Date.now();
     await jobs.tick({ budgetMs: 120_000 });
-    // At least budget + margin from the claim (minus the little time before it), never just JOBS_LEASE.
-    expect(lease!.getTime() - started).toBeGreaterThan(120_000 + 7_000 - 2_000);
+    // At least budget + grace (5 s) + margin from the claim (minus the little time before it), never just JOBS_LEASE.
+    expect(lease!.getTime() - started).toBeGreaterThan(120_000 + 5_000 + 7_000 - 2_000);
+  });
+
+  it("keeps a lease past the grace the tick may still spend before it aborts its runs (another tick reclaimed one still running)", async () => {
+    let lease: Date | undefined;
+    const probe = defineJob({
+      name: "lease-grace",
+      schema: z.object({}),
+      handler: async (_p, ctx) => {
+        const [row] = await h.rows<{ lease_expires_at: Date }>(`SELECT lease_expires_at FROM ${jobs.tables.queue} WHERE id = $1`, [ctx.jobId]);
+        lease = row!.lease_expires_at;
+      },
+    });
+    // A margin shorter than the grace: the tick waits up to half the grace on a statement at its deadline, then its final statement takes the rest.
+    const jobs = await h.isolated([probe], { leaseMs: 0, leaseMarginMs: 1_000, graceMs: 8_000 });
+    await jobs.enqueue("lease-grace", {});
+    const started = Date.now();
+    await jobs.tick({ budgetMs: 2_000 });
+    expect(lease!.getTime() - started).toBeGreaterThan(2_000 + 8_000 + 1_000 - 1_500);
   });
 
   it("spreads retries with random jitter: half of the delay fixed, half random", async () => {

@@ -12,7 +12,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_CLAIM_CUTOFF: ["5s", "stop claiming this long before the deadline (at most half the budget)"],
   JOBS_TICK_GRACE: ["5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this"],
   JOBS_LEASE: ["60s", "minimum lease per claim"],
-  JOBS_LEASE_MARGIN: ["15s", "a claim's lease is at least the rest of the budget plus this"],
+  JOBS_LEASE_MARGIN: ["15s", "a claim's lease is at least the rest of the budget plus JOBS_TICK_GRACE plus this"],
   JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding a connection (two while a second statement is out, on a pool); `1` is one tick at a time, at most 256"],
   JOBS_CLAIM_INTERVAL: ["1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often"],
   JOBS_TABLE_PREFIX: ["`jobs_`", "prefix of every table, so several queues can share a database"],

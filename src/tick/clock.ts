@@ -15,7 +15,11 @@ export interface TickClock {
   readonly deadline: number;
   /** No claim goes out after this. */
   readonly cutoff: number;
-  /** A claim's lease: past the deadline by the margin, never shorter than the setting. */
+  /**
+   * A claim's lease: past the deadline by the grace and the margin, never shorter than the setting. The grace
+   * too: the tick may still be waiting on a statement for half of it before it aborts its runs, and its final
+   * statement takes the rest; a lease that ended within it let another tick reclaim a job still running here.
+   */
   leaseMs(): number;
   /** The bound of a statement sent now; the final one gets all the grace, the others half. */
   bound(final: boolean): number;
@@ -32,7 +36,7 @@ export const tickClock = (limits: Pick<TickLimits, "budgetMs" | "claimCutoffMs" 
     started,
     deadline,
     cutoff: Math.min(deadline - limits.claimCutoffMs, started + (limits.claimForMs ?? Number.POSITIVE_INFINITY)),
-    leaseMs: () => Math.max(settings.leaseMs, deadline - Date.now() + settings.leaseMarginMs),
+    leaseMs: () => Math.max(settings.leaseMs, deadline + graceMs - Date.now() + settings.leaseMarginMs),
     bound: (final) => Math.min(MAX_TIMER_MS, Math.max(floor, deadline + (final ? graceMs : graceMs / 2) - Date.now())),
     lateBound: () => Math.min(MAX_TIMER_MS, Math.max(0, deadline + graceMs - Date.now())),
   };

@@ -35,3 +35,6 @@ export const MAX_RUNS_PER_PAGE = 5_000;
 
 /** How long run history is kept by default (`JOBS_HISTORY_RETENTION`), and what was recorded before history was turned off. */
 export const DEFAULT_HISTORY_RETENTION_MS = 7 * 86_400_000;
+
+/** The shortest grace past a tick's deadline (other than 0) that leaves its final statement a round trip to the database. */
+export const MIN_GRACE_MS = 100;

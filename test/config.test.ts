@@ -63,6 +63,9 @@ describe("settings", () => {
     [{ JOBS_BATCH_SIZE: "1.5" }, "JOBS_BATCH_SIZE"],
     // Past what a timer can wait: a tick would end at once instead of never.
     [{ JOBS_TICK_BUDGET: "600h" }, "JOBS_TICK_BUDGET"],
+    // A few milliseconds of grace left the final statement no time (5 read as 5 ms, not 5 s); 0 gives the floor of a second.
+    [{ JOBS_TICK_GRACE: "5" }, "JOBS_TICK_GRACE"],
+    [{ JOBS_TICK_GRACE: "99ms" }, "JOBS_TICK_GRACE"],
     // Above a job's own bound (1,000): every enqueue of a job without its own maxAttempts would fail.
     [{ JOBS_MAX_ATTEMPTS: "5000" }, "JOBS_MAX_ATTEMPTS"],
     // Past a PostgreSQL integer: the tick's claim failed on it.

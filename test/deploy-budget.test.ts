@@ -104,6 +104,13 @@ describe("tick budget from the platform limit", () => {
     expect(configError(() => platformSettings({ JOBS_SAFETY_MARGIN: "0" }, VERCEL_TICK)).message).toContain("JOBS_SAFETY_MARGIN must be at least 1000 ms");
   });
 
+  it("refuses a JOBS_TICK_BUDGET under a second on a platform, as it refuses such a budget from the limit (60, read as 60 ms, dead-lettered jobs)", () => {
+    for (const budget of ["60", "999"]) {
+      expect(() => platformSettings({ JOBS_TICK_BUDGET: budget }, VERCEL_TICK)).toThrow(/JOBS_TICK_BUDGET must be at least 1000 ms on a platform/);
+    }
+    expect(platformSettings({ JOBS_TICK_BUDGET: "1s" }, VERCEL_TICK).tickBudgetMs).toBe(1_000);
+  });
+
   it("lets JOBS_TICK_BUDGET lower the budget but never raise it past the limit minus the margin", () => {
     expect(platformSettings({ JOBS_TICK_BUDGET: "10s" }, WORKERS_SCHEDULED).tickBudgetMs).toBe(10_000);
     expect(platformSettings({ JOBS_TICK_BUDGET: "10m" }, WORKERS_SCHEDULED).tickBudgetMs).toBe(25_000);

@@ -384,6 +384,11 @@ describe("tick", () => {
     }
     expect(ran).toEqual([]);
     expect(await h.rows(`SELECT 1 FROM ${jobs.tables.queue} WHERE status = 'running'`)).toEqual([]);
+    // A grace of a few milliseconds: the final statement had no time to requeue what ran, whose jobs stayed running.
+    for (const graceMs of [1, 5, 99]) {
+      await expect(jobs.tick({ budgetMs: 2_000, graceMs }), String(graceMs)).rejects.toMatchObject({ code: "invalid_options", details: { field: "graceMs" } });
+    }
+    expect(ran).toEqual([]);
   });
 
   it("writes structured JSON log lines", async () => {

@@ -69,6 +69,13 @@ export const platformSettings = (env: Env, platform: PlatformLimit, overrides: J
   const ceiling = budgetFromLimit(limitFromEnv(env, platform));
   const settings = settingsFromEnv(env, overrides);
   const explicit = overrides.tickBudgetMs !== undefined || read(env, "JOBS_TICK_BUDGET") !== undefined;
+  // As for a budget the limit leaves: a shorter one cuts every run short (JOBS_TICK_BUDGET=60, read as 60 ms,
+  // requeued a 300 ms job at every tick until it was dead-lettered).
+  if (explicit && settings.tickBudgetMs < MIN_BUDGET_MS) {
+    throw new JobsError("invalid_config", `JOBS_TICK_BUDGET must be at least ${MIN_BUDGET_MS} ms on a platform, got ${settings.tickBudgetMs} ms (a plain number is milliseconds: write 60s for a minute)`, {
+      setting: "JOBS_TICK_BUDGET",
+    });
+  }
   // The claim cutoff is clamped to half the budget where every tick's limits are decided (tickLimits).
   return { ...settings, tickBudgetMs: explicit ? Math.min(settings.tickBudgetMs, ceiling) : ceiling };
 };

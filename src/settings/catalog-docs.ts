@@ -8,9 +8,9 @@ import type { VarName } from "./catalog.js";
 export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string, meaning: string] } = {
   JOBS_CONCURRENCY: ["10", "handlers at once in one tick (at most 10,000)"],
   JOBS_BATCH_SIZE: ["the concurrency", "rows per claim statement, never more than the free slots, nor than 256 MiB of payloads at their limit (128 at the default 1 MiB, 1,024 at 128 KiB): a claim's rows arrive as one string, and one past what V8 can hold crashed the process"],
-  JOBS_TICK_BUDGET: ["50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin)"],
+  JOBS_TICK_BUDGET: ["50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin, and is at least 1s)"],
   JOBS_CLAIM_CUTOFF: ["5s", "stop claiming this long before the deadline (at most half the budget)"],
-  JOBS_TICK_GRACE: ["5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this"],
+  JOBS_TICK_GRACE: ["5s", "how long past its deadline a tick may take to settle and requeue; every statement it sends is bounded by the time left plus this (0, or at least 100 ms)"],
   JOBS_LEASE: ["60s", "minimum lease per claim"],
   JOBS_LEASE_MARGIN: ["15s", "a claim's lease is at least the rest of the budget plus JOBS_TICK_GRACE plus this"],
   JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding a connection (two while a second statement is out, on a pool); `1` is one tick at a time, at most 256"],

@@ -1,6 +1,6 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
-import { DEFAULT_HISTORY_RETENTION_MS, MAX_ATTEMPTS } from "../terms.js";
+import { DEFAULT_HISTORY_RETENTION_MS, MAX_ATTEMPTS, MIN_GRACE_MS } from "../terms.js";
 
 /** The most handlers one tick runs at once (the CLI's --concurrency takes as many). */
 export const MAX_CONCURRENCY = 10_000;
@@ -109,6 +109,9 @@ export const resolveSettings = (input: JobsSettingsInput = {}, names: Partial<Re
   };
   if (settings.maxTicks > MAX_TICK_SLOTS) bad(n("maxTicks"), `at most ${MAX_TICK_SLOTS}`, merged.maxTicks);
   if (settings.tickBudgetMs < 1) bad(n("tickBudgetMs"), "longer than 0", input.tickBudgetMs);
+  // A few milliseconds leave the tick's final statement no time to requeue what runs (its jobs stayed running until their
+  // leases ran out); 0 gives each statement the floor of a second. A plain number is milliseconds: 5 is 5 ms, not 5 s.
+  if (settings.graceMs > 0 && settings.graceMs < MIN_GRACE_MS) bad(n("graceMs"), `0 or at least ${MIN_GRACE_MS} ms (a plain number is milliseconds: write 5s for five seconds)`, merged.graceMs);
   // A misspelt setting (concurency) would otherwise be dropped without a word, as a misspelt option would.
   for (const k of Object.keys(input)) if (!(k in ENV_NAMES)) throw new JobsError("invalid_config", `${k} is no setting pgtick knows`, { setting: k });
   return settings;

@@ -1,6 +1,7 @@
 import type { JobsSettings } from "../settings/library.js";
 import { isUuid } from "../ids.js";
 import { JobsError } from "../errors.js";
+import { MIN_GRACE_MS } from "../terms.js";
 import type { TickOptions } from "./types.js";
 
 // A timer cannot wait past 2^31 - 1 ms (it would fire at once), so neither can a tick.
@@ -60,6 +61,8 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency, byBytes);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
+  // A few milliseconds leave the final statement no time to requeue what runs; 0 gives each statement a second's floor.
+  if (graceMs > 0 && graceMs < MIN_GRACE_MS) bad("graceMs", `0 or at least ${MIN_GRACE_MS} ms`, options.graceMs);
   const claimForMs = millis("claimForMs", options.claimForMs, Number.POSITIVE_INFINITY);
   const inFlight = statementsAtOnce === 1 ? 1 : 2;
   // What a tick's spawn hands on, given back as it was (a transport of one's own may garble it).

@@ -116,6 +116,9 @@ describe("variables read outside the library's settings", () => {
     // No scheme: every kick and fan-out would fail, the fan-out's slots reserved for ticks that never start.
     [{ JOBS_KICK_URL: "my-app.example.com/api/tick" }, "JOBS_KICK_URL"],
     [{ JOBS_KICK_URL: "ftp://my-app.example.com/api/tick" }, "JOBS_KICK_URL"],
+    // The production domain alone: every kick was posted to / (404), and no tick started.
+    [{ JOBS_KICK_URL: "https://my-app.example.com" }, "JOBS_KICK_URL"],
+    [{ JOBS_KICK_URL: "https://my-app.example.com/" }, "JOBS_KICK_URL"],
   ])("checkEnv refuses %o at start, naming %s", (env, name) => {
     expect(() => checkEnv(env)).toThrow(name);
   });

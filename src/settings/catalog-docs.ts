@@ -33,7 +33,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_SAFETY_MARGIN: ["Vercel 10s, Workers 5s", "kept back from the limit for the final requeue, closing the pool and the response; at least 1s"],
   JOBS_KICK: ["on", "`off`: enqueued jobs wait for the next tick instead of starting one"],
   JOBS_KICK_BUDGET: ["10s", "how long a tick started by the kick claims (never more than the cron tick's budget; at least 1ms); what it started runs to the tick's budget, as under a cron tick"],
-  JOBS_KICK_URL: ["`https://$VERCEL_URL/api/tick`", "Vercel: where the kick and extra ticks are sent (your production domain); never a request's Host"],
+  JOBS_KICK_URL: ["`https://$VERCEL_URL/api/tick`", "Vercel: where the kick and extra ticks are sent (your production domain's `/api/tick`); never a request's Host"],
   JOBS_NEON_TRANSPORT: ["`http`", "`ws`: request handlers open a Neon `Pool` per request instead of `neon()` over HTTP"],
   NEON_LOCAL_WSPROXY: ["unset", "local testing only: a `host:port` WebSocket-to-TCP proxy for the Neon driver"],
   NEON_LOCAL_HTTP: ["unset", "local testing only: an `http://host:port/sql` endpoint for `neon()`"],

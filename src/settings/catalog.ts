@@ -29,7 +29,13 @@ const url = (protocols: readonly string[], what: string) => (name: string, raw: 
 };
 const databaseUrl = url(["postgres:", "postgresql:"], "a postgres:// connection URL such as postgres://user:password@host:5432/database");
 /** Where ticks are posted: a bad one would reserve fan-out slots for ticks that never start. */
-const tickUrl = url(["https:", "http:"], "an https:// URL of the tick endpoint such as https://my-app.example.com/api/tick");
+const tickUrl = (name: string, raw: string) => {
+  const what = "an https:// URL of the tick endpoint such as https://my-app.example.com/api/tick";
+  url(["https:", "http:"], what)(name, raw);
+  // A bare domain (the production domain, as asked for) posted every kick to `/`: 404, and no tick ever started.
+  if (new URL(raw).pathname === "/") throw new JobsError("invalid_config", `${name} must be ${what}, with its path (a bare domain posts to /)`, { setting: name });
+  return raw;
+};
 const count = (name: string, raw: string) => positiveInt(name, raw);
 const duration = (min = 0) => (name: string, raw: string) => durationSetting(name, raw, min);
 const v = <T>(group: Group, parse: (name: string, raw: string) => T): Var<T> => ({ group, parse });

@@ -69,6 +69,8 @@ export const misconfiguration = (e: unknown): string | undefined => {
   // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
   if (state === "42501") return " (its database role may not use a table it needs)";
   if (state === "3D000") return " (DATABASE_URL's database does not exist)";
+  // read_only_sql_transaction: a standby, a read replica's endpoint, or default_transaction_read_only (was a 500 "internal error").
+  if (state === "25006") return " (DATABASE_URL's database takes no writes: a standby or read replica, or default_transaction_read_only)";
   // invalid_authorization_specification, invalid_password: a role or password the server refuses.
   if (typeof state === "string" && state.startsWith("28")) return " (DATABASE_URL's role or password is refused)";
   return undefined;

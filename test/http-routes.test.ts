@@ -218,6 +218,19 @@ describe("createApp options", () => {
     expect(said).toEqual(["health check: misconfigured"]);
   });
 
+  it("says a database that takes no writes (a standby, default_transaction_read_only) is misconfigured, not an internal error", async () => {
+    const readOnly = new pg.Pool({ connectionString: h.url, max: 1, options: "-c default_transaction_read_only=on" });
+    readOnly.on("error", () => {});
+    try {
+      const logged: string[] = [];
+      const c = caller(createApp({ jobs: h.make([sendEmail], {}, readOnly), env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: (_l, msg) => void logged.push(msg) } }));
+      const res = await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } });
+      expect([res.status, res.body.error]).toEqual([500, { code: "internal", message: "the server is misconfigured (DATABASE_URL's database takes no writes: a standby or read replica, or default_transaction_read_only); see its logs" }]);
+    } finally {
+      await readOnly.end();
+    }
+  });
+
   it("keeps an enqueue that succeeded when the onEnqueued hook throws", async () => {
     await reset();
     const logged: string[] = [];

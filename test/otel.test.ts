@@ -93,6 +93,19 @@ describe("OpenTelemetry spans", () => {
     for (const tick of ticksOf(jobs.tables.prefix)) expect(tick.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it("clips a failure's text on the span as the run's history does (a 2,000,000-character message made a span an exporter refuses)", async () => {
+    const huge = defineJob({ name: "huge", schema: z.object({}), maxAttempts: 1, handler: () => { throw new Error(`x${"y".repeat(2_000_000)}`); } });
+    const jobs = await queue([huge]);
+    await jobs.enqueue("huge", {});
+    expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ deadLettered: 1 });
+    const [run] = runsOf(jobs.tables.prefix);
+    expect(run!.status.message!.length).toBeLessThanOrEqual(4_000);
+    expect(run!.status.message).toMatch(/^Error: xyyy.*…$/);
+    expect(String(run!.events[0]!.attributes!["exception.message"]).length).toBeLessThanOrEqual(4_000);
+    expect(run!.events[0]!.attributes).toMatchObject({ "exception.type": "Error" });
+    expect(String(run!.events[0]!.attributes!["exception.stacktrace"]).length).toBeLessThanOrEqual(16_000);
+  });
+
   it("ends a run the deadline cut short as requeued, from the final statement's result", async () => {
     const patient = defineJob({
       name: "patient",
@@ -274,6 +287,18 @@ describe("OpenTelemetry spans", () => {
     const [tick] = ticksOf(jobs.tables.prefix);
     expect(parentOf(tick!)).toBe(cron.spanContext().spanId);
     expect(tick!.spanContext().traceId).toBe(cron.spanContext().traceId);
+  });
+});
+
+describe("openTelemetry's options", () => {
+  it("refuses one it does not take or of the wrong kind (telemetry went to the global providers, or was lost after one warning)", () => {
+    const bad: unknown[] = ["tracer", null, [], { tracerprovider: provider }, { tracerProvider: {} }, { tracerProvider: app }, { tracer: provider }, { meter: {} }, { meterProvider: 5 }];
+    for (const options of bad) {
+      expect(() => openTelemetry(options as never), String(bad.indexOf(options))).toThrow(/^openTelemetry\(\): /);
+    }
+    expect(() => openTelemetry({ tracerprovider: provider } as never)).toThrow('did you mean "tracerProvider"');
+    expect(() => openTelemetry({ tracerProvider: provider, tracer: app, meterProvider: metrics.getMeterProvider() })).not.toThrow();
+    expect(() => openTelemetry()).not.toThrow();
   });
 });
 

@@ -24,15 +24,32 @@ export interface OpenTelemetryOptions {
  * stores it), the status ERROR with its message.
  */
 const fail = (span: Span, error: unknown, fallback: string) => {
-  const text = thrownText(error);
+  const text = clip(thrownText(error), MAX_TEXT);
   span.setStatus({ code: SpanStatusCode.ERROR, message: text.length > 0 ? text : fallback });
   try {
-    if (isError(error)) span.recordException(error);
-    else if (text.length > 0) span.recordException(text);
+    if (isError(error)) {
+      // Its parts clipped as the run's history clips them: a message of 2 MB made a span an exporter refuses whole.
+      const { name, message, stack } = error;
+      span.recordException({
+        name: typeof name === "string" ? clip(name, MAX_TEXT) : "Error",
+        message: typeof message === "string" ? clip(message, MAX_TEXT) : "",
+        ...(typeof stack === "string" ? { stack: clip(stack, MAX_STACK) } : {}),
+      });
+    } else if (text.length > 0) span.recordException(text);
   } catch {
-    // The SDK reads the error's name and stack, which may throw: the exception event is its text then.
+    // Reading the error's name, message or stack may throw: the exception event is its text then.
     span.recordException(text);
   }
+};
+
+/** What the run's history keeps of an error's text and of its stack (this entry pulls in nothing of the core). */
+const MAX_TEXT = 4_000;
+const MAX_STACK = 16_000;
+/** At most `max` characters, on a whole character (a surrogate pair is not cut in two). */
+const clip = (text: string, max: number): string => {
+  if (text.length <= max) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(max - 2)) ? max - 2 : max - 1;
+  return `${text.slice(0, end)}…`;
 };
 
 const isError = (error: unknown): error is Error => {
@@ -167,7 +184,33 @@ const tickObservation = (tracer: Tracer, instruments: Instruments, info: TickInf
  * per run linked to the request that enqueued the job, and run and queue
  * metrics. Without a registered SDK every call is a no-op.
  */
-export const openTelemetry = (options: OpenTelemetryOptions = {}): Observer => ({
+const OPTION_KEYS = ["tracer", "tracerProvider", "meter", "meterProvider"] as const;
+const METHOD: Record<(typeof OPTION_KEYS)[number], string> = { tracer: "startSpan", tracerProvider: "getTracer", meter: "createCounter", meterProvider: "getMeter" };
+
+/** A misspelt or wrong option sent the telemetry to the global providers, or lost it after one warning: refused here. */
+const checkOptions = (options: unknown): OpenTelemetryOptions => {
+  const bad = (message: string) => Object.assign(new TypeError(`openTelemetry(): ${message}`), { code: "invalid_options" });
+  if (options === undefined) return {};
+  if (typeof options !== "object" || options === null || Array.isArray(options)) throw bad(`options must be an object of { ${OPTION_KEYS.join(", ")} }`);
+  for (const [key, value] of Object.entries(options)) {
+    if (!(OPTION_KEYS as readonly string[]).includes(key)) {
+      const near = OPTION_KEYS.find((k) => k.toLowerCase() === key.toLowerCase());
+      throw bad(`unknown option ${JSON.stringify(key)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ""}: it takes ${OPTION_KEYS.join(", ")}`);
+    }
+    const method = METHOD[key as (typeof OPTION_KEYS)[number]];
+    if (value !== undefined && typeof (value as Record<string, unknown> | null)?.[method] !== "function") {
+      throw bad(`${key} must be an OpenTelemetry ${key[0]!.toUpperCase()}${key.slice(1)} (one with ${method}())`);
+    }
+  }
+  return options as OpenTelemetryOptions;
+};
+
+export const openTelemetry = (given: OpenTelemetryOptions = {}): Observer => {
+  const options = checkOptions(given);
+  return observerOf(options);
+};
+
+const observerOf = (options: OpenTelemetryOptions): Observer => ({
   traceparent: () => formatTraceparent(trace.getSpanContext(context.active())),
   tick(info) {
     const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);

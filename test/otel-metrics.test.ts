@@ -76,6 +76,30 @@ describe("OpenTelemetry metrics", () => {
     expect(logs.entries.find((e) => e.msg === "expired lease reclaimed")).toMatchObject({ jobId: again!.id, jobName: "work" });
     expect(logs.entries.find((e) => e.msg === "job dead-lettered")).toMatchObject({ jobId: last!.id, jobName: "work", reason: "lease_expired" });
   });
+
+  it("counts an attempt a live tick lost to a reclaim once, as lease_expired (it was lease_lost as well: two for one attempt)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    const slow = defineJob({ name: "slow", schema: z.object({}), maxAttempts: 3, handler: async () => { if (++started === 1) await gate; } });
+    const jobs = createJobs({ db: h.main, jobs: [slow], settings: { tablePrefix: "m4_" }, logger: silentLogger, observer });
+    await jobs.migrate();
+    await jobs.enqueue("slow", {});
+    const first = jobs.tick({ budgetMs: 10_000 });
+    await expect.poll(() => started, { timeout: 5_000 }).toBe(1);
+    // Its lease runs out under it; another tick reclaims the job and runs it again.
+    await h.main.query(`UPDATE ${jobs.tables.queue} SET lease_expires_at = now() - interval '1 second'`);
+    expect(await jobs.tick({ budgetMs: 5_000 })).toMatchObject({ reclaimed: 1, succeeded: 1 });
+    release();
+    expect(await first).toMatchObject({ leaseLost: 1 });
+    const m = await exported(jobs.tables.prefix);
+    const runs = Object.fromEntries(m.get("pgtick.runs")!.points.map((p) => [`${p.attributes["pgtick.job.name"]} ${p.attributes["pgtick.run.outcome"]}`, p.value]));
+    expect(runs).toEqual({ "slow lease_expired": 1, "slow succeeded": 1 });
+    const { rows } = await h.main.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${jobs.tables.runs}`);
+    expect(rows[0]!.n).toBe(2);
+    // The span of the attempt its tick lost says so.
+    expect(spans.getFinishedSpans().filter((s) => s.name === "pgtick.run slow").map((s) => s.attributes["pgtick.run.outcome"]).sort()).toEqual(["lease_lost", "succeeded"]);
+  });
 });
 
 describe("a broken span processor", () => {

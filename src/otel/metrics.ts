@@ -40,6 +40,9 @@ const create = (meter: Meter): Instruments => {
   const oldestWait = lastValueGauge(meter, METRIC_QUEUE_OLDEST_WAIT, { unit: "ms", description: "How long the oldest due job has waited, at the first tick of the minute" });
   return {
     run(queue, jobName, end) {
+      // An attempt its tick lost is counted by whoever ended it (lease_expired, by the tick that reclaimed it): counted
+      // here too, one attempt was two in pgtick.runs. Its span still says lease_lost.
+      if (end.outcome === "lease_lost") return;
       const attributes = { [ATTR.queue]: queue, [ATTR.jobName]: jobName, [ATTR.outcome]: end.outcome };
       runs.add(1, attributes);
       duration.record(end.durationMs, attributes);

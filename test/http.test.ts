@@ -243,7 +243,10 @@ describe("POST /api/jobs", () => {
   it("enforces the body limit before parsing, with and without Content-Length", async () => {
     await reset();
     const big = JSON.stringify({ job: "ns:echo/v1.x_y", payload: { text: "x".repeat(5_000) } });
-    expectError(await call("POST", "/api/jobs", { raw: big, headers: { "content-type": "application/json" } }), 413, "payload_too_large");
+    const refused = await call("POST", "/api/jobs", { raw: big, headers: { "content-type": "application/json" } });
+    expectError(refused, 413, "payload_too_large");
+    // It names the setting: the payload's own limit (JOBS_MAX_PAYLOAD_BYTES) is another, and raising that alone left this one.
+    expect(refused.body.error.message).toMatch(/^the request body is larger than \d+ bytes \(JOBS_MAX_BODY_BYTES\)$/);
     // Chunked: no Content-Length, 100 chunks of 1 KiB; refused once the count passes 4096.
     let pulled = 0;
     const stream = chunkedBody(100, 1024);

@@ -16,7 +16,8 @@ const MAX_JSON_DEPTH = MAX_PAYLOAD_DEPTH + 2;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;.*)?$/i;
 
 const tooLarge = (limit: number, bytes?: number) =>
-  new ApiError("payload_too_large", `the request body is larger than ${limit} bytes`, bytes === undefined ? { limit } : { limit, bytes });
+  // Named: raising JOBS_MAX_PAYLOAD_BYTES alone left this one where it was, and the answer did not say which limit it was.
+  new ApiError("payload_too_large", `the request body is larger than ${limit} bytes (JOBS_MAX_BODY_BYTES)`, bytes === undefined ? { limit } : { limit, bytes });
 
 /** Refuses a declared Content-Length over the limit without reading anything. */
 export const checkDeclaredLength = (req: Request, limit: number): void => {

@@ -16,7 +16,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
   JOBS_MAX_TICKS: ["4", "ticks running at once across the whole deployment, each holding a connection (two while a second statement is out, on a pool); `1` is one tick at a time, at most 256"],
   JOBS_CLAIM_INTERVAL: ["1s", "while a tick runs jobs with free slots and found nothing due, it claims again this often"],
   JOBS_TABLE_PREFIX: ["`jobs_`", "prefix of every table, so several queues can share a database"],
-  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted: its JSON in UTF-8, numbers counted as stored (PostgreSQL writes `1e308` in 309 digits); at most 16 MiB"],
+  JOBS_MAX_PAYLOAD_BYTES: ["1048576", "largest payload accepted: its JSON in UTF-8, numbers counted as stored (PostgreSQL writes `1e308` in 309 digits); at most 16 MiB (over HTTP, JOBS_MAX_BODY_BYTES bounds the request as well)"],
   JOBS_MAX_ATTEMPTS: ["5", "for jobs that do not say (1 to 1,000)"],
   JOBS_HISTORY_RETENTION: ["7d", "how long run history (every attempt, with output, error, stack and logs) is kept; `off` records none"],
   JOBS_METRICS_RETENTION: ["30d", "how long the counts, duration histograms and queue depths are kept: per minute for the last 75 minutes or so, then folded into quarter-hours (a busy tick's cleanup does it)"],
@@ -27,7 +27,7 @@ export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string
 
   JOBS_API_TOKEN: ["unset (closed)", "tokens for every `/api` route except `/api/tick` and `/api/health` (`Authorization: Bearer`), comma-separated to rotate"],
   CRON_SECRET: ["unset (closed)", "the only credential `/api/tick` takes: one value, as Vercel Cron sends it"],
-  JOBS_MAX_BODY_BYTES: ["1048576", "largest request body, checked before and while reading"],
+  JOBS_MAX_BODY_BYTES: ["1048576", "largest request body, checked before and while reading (raise it with JOBS_MAX_PAYLOAD_BYTES: a body carries its payload)"],
 
   JOBS_PLATFORM_LIMIT: ["Vercel: the deadline, else 60s; Workers: 30s", "wall time one tick invocation may take (on Vercel it may only lower what `getDeadline()` says is left)"],
   JOBS_SAFETY_MARGIN: ["Vercel 10s, Workers 5s", "kept back from the limit for the final requeue, closing the pool and the response; at least 1s"],

@@ -245,4 +245,16 @@ describe("npm run dev", () => {
     expect(dev.output()).not.toContain("password: short");
     expect(await interrupt(dev)).toBe(0);
   });
+
+  it("prints the tokens and password as the app reads them: trimmed, one token of a rotation list (its curl got a 401)", async () => {
+    for (const dev of running) if (dev.child.exitCode === null) await interrupt(dev);
+    const [oldToken, newToken] = ["old-token-0123456789abcdefghijklmnop", "new-token-0123456789abcdefghijklmnop"];
+    const dev = await startDev({ JOBS_API_TOKEN: ` ${oldToken} , ${newToken} `, CRON_SECRET: "  cron-secret-0123456789abcdefghijkl  ", DASHBOARD_PASSWORD: "  a padded password  " });
+    expect(dev.output()).toContain(`Authorization: Bearer ${oldToken}\n`);
+    expect(dev.output()).toContain(`-H "Authorization: Bearer ${oldToken}"`);
+    expect(dev.output()).toContain("Authorization: Bearer cron-secret-0123456789abcdefghijkl   (also every");
+    expect(dev.output()).toContain("/dashboard   password: a padded password\n");
+    expect((await fetch(`${base}/api/jobs`, { headers: { authorization: `Bearer ${oldToken}` } })).status).toBe(200);
+    expect(await interrupt(dev)).toBe(0);
+  });
 });

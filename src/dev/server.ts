@@ -10,6 +10,7 @@ import { oneLine } from "../exit-codes.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
 import { checkEnv, read, unknownVariables } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
+import { commaList } from "../settings/parse.js";
 import { JobsError } from "../errors.js";
 import { createApp } from "../http/api-app.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
@@ -167,7 +168,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     let url = "";
     const local = createLocalPlatform({
       tickUrl: () => `${url}/api/tick`,
-      cronSecret: secrets.CRON_SECRET,
+      cronSecret: secrets.CRON_SECRET.trim(),
       intervalMs,
       onError: (e) => logger.log("error", "starting a tick failed", { error: oneLine(e) }),
     });
@@ -208,20 +209,24 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
 
     // A password the dashboard refuses (too short) leaves it closed: say so, rather than print it as the way in.
     const auth = resolveAuth(appEnv);
-    const dashboard = auth.configured ? `password: ${secrets.DASHBOARD_PASSWORD}` : `closed: ${auth.problem}`;
+    // What the app takes, as it reads them: trimmed, and one token of a list (the untrimmed list printed as one
+    // Bearer token made the suggested curl a 401; a password with spaces around it was printed with them).
+    const apiToken = commaList("JOBS_API_TOKEN", secrets.JOBS_API_TOKEN)[0] ?? "";
+    const cronSecret = secrets.CRON_SECRET.trim();
+    const dashboard = auth.configured ? `password: ${secrets.DASHBOARD_PASSWORD.trim()}` : `closed: ${auth.problem}`;
     const every = intervalMs % 60_000 === 0 ? `${intervalMs / 60_000} min` : `${intervalMs / 1_000} s`;
     out(
       [
         "",
         `pgtick dev server${created ? " (tokens generated)" : ""}`,
         `  dashboard   ${url}/dashboard   ${dashboard}`,
-        `  API         ${url}/api         Authorization: Bearer ${secrets.JOBS_API_TOKEN}`,
-        `  tick        ${url}/api/tick    Authorization: Bearer ${secrets.CRON_SECRET}   (also every ${every}; TICK_INTERVAL to change; up to ${settings.maxTicks} at once)`,
+        `  API         ${url}/api         Authorization: Bearer ${apiToken}`,
+        `  tick        ${url}/api/tick    Authorization: Bearer ${cronSecret}   (also every ${every}; TICK_INTERVAL to change; up to ${settings.maxTicks} at once)`,
         `  database    ${withoutPassword(databaseUrl)}${database ? `   (data in ${paths.pg})` : ""}`,
         `  jobs        ${mod.path}`,
         `  tokens in   ${paths.secrets}`,
         "",
-        `  try: curl -s -X POST ${url}/api/jobs -H "Authorization: Bearer ${secrets.JOBS_API_TOKEN}" \\`,
+        `  try: curl -s -X POST ${url}/api/jobs -H "Authorization: Bearer ${apiToken}" \\`,
         `         -H "Content-Type: application/json" -d ${tryBody(mod.jobs)}`,
         `       npx pgtick stats`,
         "",

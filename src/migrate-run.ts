@@ -25,6 +25,8 @@ const ADVISORY_WAIT_MS = 2_000;
 const ANOTHER_MIGRATE = "PT001";
 /** The tables' bookkeeping is in another schema than the one this role creates in (its search_path). */
 const OTHER_SCHEMA = "PT002";
+/** The tables are in a schema this role's search_path does not reach. */
+const UNREACHED_SCHEMA = "PT003";
 /** lock_not_available (the lock timeout) and deadlock_detected: the migration rolled back and may run again. */
 const RETRYABLE = new Set(["55P03", "40P01"]);
 
@@ -66,6 +68,21 @@ BEGIN
     RAISE EXCEPTION 'another migrate is applying migrations' USING ERRCODE = '${ANOTHER_MIGRATE}';
   END;
   PERFORM set_config('lock_timeout', '${MIGRATION_LOCK_TIMEOUT_MS}ms', true);
+  -- Nothing pending: nothing to do, wherever the tables are (a role of its own schema, with the tables further on
+  -- its search_path, was refused though it would create nothing). Nested: the inner test is planned only once the
+  -- table is known to exist.
+  IF to_regclass('${t.migrations}') IS NOT NULL THEN
+    IF NOT EXISTS (SELECT 1 FROM unnest(ARRAY[${list.map((m) => m.version).join(", ") || "NULL"}]::int[]) v
+                   WHERE v IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${t.migrations} m WHERE m.version = v)) THEN
+      RETURN;
+    END IF;
+  END IF;
+  -- No such tables on the search_path, but in a schema it does not reach: creating them here would start a second,
+  -- empty queue (a role whose search_path leaves out the owner's schema did).
+  IF to_regclass('${t.migrations}') IS NULL AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relname = '${prefix}migrations' AND c.relkind = 'r') THEN
+    RAISE EXCEPTION '%', (SELECT json_build_array(n.nspname, coalesce(current_schema(), '(none)')) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relname = '${prefix}migrations' AND c.relkind = 'r' ORDER BY n.nspname LIMIT 1) USING ERRCODE = '${UNREACHED_SCHEMA}';
+  END IF;
   IF to_regclass('${t.migrations}') IS NOT NULL AND (SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE c.oid = to_regclass('${t.migrations}')) IS DISTINCT FROM current_schema() THEN
     RAISE EXCEPTION '%', (SELECT json_build_array(n.nspname, coalesce(current_schema(), '(none)')) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -106,6 +123,15 @@ export const migrate = async (db: Db, prefix: string, list: readonly Migration[]
           "invalid_config",
           `the tables ${prefix}* are in schema ${found}, but this role creates tables in schema ${current} (the first of its search_path): ` +
             `migrating would start a second, empty queue there. Put ${found} first in its search_path, or migrate as the role that owns the tables`,
+          { schema: found, currentSchema: current },
+        );
+      }
+      if (code === UNREACHED_SCHEMA) {
+        const [found, current] = JSON.parse(String((e as Error).message)) as [string, string];
+        throw new JobsError(
+          "invalid_config",
+          `the tables ${prefix}* are in schema ${found}, which this role's search_path does not reach: migrating would start a second, ` +
+            `empty queue in schema ${current}. Add ${found} to its search_path (ALTER ROLE ... SET search_path), or use another prefix for another queue`,
           { schema: found, currentSchema: current },
         );
       }

@@ -116,12 +116,42 @@ describe("a role that is not the tables' owner", () => {
     await client.connect();
     try {
       await client.query(`SET search_path = "split app", public`);
+      // Nothing pending: nothing to do, and nothing refused (it was: the README says such a migrate does nothing).
+      expect(await migrate(fromPg(client), "split_")).toEqual([]);
+      // A migration pending: applying it here would start the second queue.
+      await db.query(`DELETE FROM split_migrations WHERE version = ${LATEST_MIGRATION}`);
       const e = await migrate(fromPg(client), "split_").catch((x: unknown) => x);
       expect(e).toMatchObject({ code: "invalid_config", details: { schema: "public", currentSchema: "split app" } });
       const { rows } = await client.query(`SELECT to_regclass('"split app".split_migrations')::text AS r`);
       expect(rows[0].r).toBeNull();
+      expect(await migrate(db, "split_")).toEqual([LATEST_MIGRATION]);
     } finally {
       await client.end();
+    }
+  });
+
+  it("refuses to start a second queue when the tables are in a schema its search_path does not reach (it created them all again, empty)", async () => {
+    const db = connect();
+    await db.query(`CREATE SCHEMA IF NOT EXISTS "owner space"`);
+    const owner = new pg.Client({ connectionString: database.url });
+    const app = new pg.Client({ connectionString: database.url });
+    await owner.connect();
+    await app.connect();
+    try {
+      await owner.query(`SET search_path = "owner space"`);
+      await migrate(fromPg(owner), "far_");
+      await app.query(`SET search_path = public`);
+      const e = await migrate(fromPg(app), "far_").catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: "invalid_config", details: { schema: "owner space", currentSchema: "public" } });
+      expect((e as Error).message).toContain(`which this role's search_path does not reach`);
+      const { rows } = await app.query(`SELECT to_regclass('public.far_migrations')::text AS m, to_regclass('public.far_queue')::text AS q`);
+      expect(rows[0]).toEqual({ m: null, q: null });
+      // With the schema on its search_path, it finds them: nothing to do.
+      await app.query(`SET search_path = "owner space", public`);
+      expect(await migrate(fromPg(app), "far_")).toEqual([]);
+    } finally {
+      await owner.end();
+      await app.end();
     }
   });
 

@@ -62,7 +62,10 @@ ${body}
 DECLARE applied integer := 0;
 BEGIN
   BEGIN
-    PERFORM set_config('lock_timeout', '${ADVISORY_WAIT_MS}ms', true);
+    -- Within the role's statement_timeout (half of it, when shorter): a turn that outlasted it ended the whole
+    -- migrate with a cancel, where it should wait for the other migrate's end.
+    PERFORM set_config('lock_timeout', (SELECT CASE WHEN s.setting::bigint > 0 THEN greatest(1, least(${ADVISORY_WAIT_MS}, s.setting::bigint / 2)) ELSE ${ADVISORY_WAIT_MS} END
+                                        FROM pg_settings s WHERE s.name = 'statement_timeout')::text || 'ms', true);
     PERFORM pg_advisory_xact_lock(${lockKey});
   EXCEPTION WHEN lock_not_available THEN
     RAISE EXCEPTION 'another migrate is applying migrations' USING ERRCODE = '${ANOTHER_MIGRATE}';

@@ -224,3 +224,27 @@ it("a handler's own statements keep their errors whatever the migrations table s
   expect(errors.join("\n")).toMatch(/column "nope" does not exist/);
   expect(errors.join("\n")).toMatch(/relation "own_app_missing" does not exist/);
 });
+
+it("waits its turn behind another migrate within a role's statement_timeout shorter than a turn (the cancel ended it)", async () => {
+  const other = await pool.connect();
+  const short = new pg.Client({ connectionString: database.url });
+  await short.connect();
+  try {
+    // All but the last applied already: what is left takes the 1 s easily, the waiting is what is tested.
+    await migrate(db, "st_", migrations.slice(0, -1));
+    await short.query(`SET statement_timeout = '1s'`);
+    // Another migrate holds the lock for 2.5 s: turns of 2 s each outlasted the role's 1 s.
+    await other.query("BEGIN");
+    await other.query(`SELECT pg_advisory_xact_lock(hashtext('st_migrate'))`);
+    const release = setTimeout(() => void other.query("COMMIT"), 2_500);
+    try {
+      expect(await migrate(fromPg(short), "st_")).toEqual([migrations.at(-1)!.version]);
+    } finally {
+      clearTimeout(release);
+    }
+  } finally {
+    await other.query("COMMIT").catch(() => undefined);
+    other.release();
+    await short.end();
+  }
+});

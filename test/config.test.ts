@@ -48,6 +48,10 @@ describe("settings", () => {
     expect(() => resolveSettings({ maxPayloadBytes: 64 * 1024 * 1024 })).toThrow(/^maxPayloadBytes must be/);
   });
 
+  it("reads the library's variables as every other: trimmed, and blank as unset (a blank JOBS_CONCURRENCY was refused)", () => {
+    expect(settingsFromEnv({ JOBS_CONCURRENCY: " ", JOBS_TABLE_PREFIX: "q_\n", JOBS_TICK_BUDGET: " 45s " })).toMatchObject({ concurrency: 10, tablePrefix: "q_", tickBudgetMs: 45_000 });
+  });
+
   it("defaults the claim batch to the concurrency", () => {
     expect(settingsFromEnv({}).batchSize).toBeUndefined();
     expect(resolveSettings({}).concurrency).toBe(10);
@@ -119,6 +123,8 @@ describe("variables read outside the library's settings", () => {
     // The production domain alone: every kick was posted to / (404), and no tick started.
     [{ JOBS_KICK_URL: "https://my-app.example.com" }, "JOBS_KICK_URL"],
     [{ JOBS_KICK_URL: "https://my-app.example.com/" }, "JOBS_KICK_URL"],
+    // PostgreSQL refuses it, once started: "outside the valid range".
+    [{ DEV_PG_PORT: "0" }, "DEV_PG_PORT"],
   ])("checkEnv refuses %o at start, naming %s", (env, name) => {
     expect(() => checkEnv(env)).toThrow(name);
   });

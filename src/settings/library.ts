@@ -145,7 +145,8 @@ export const ENV_NAMES = {
 export const settingsFromEnv = (env: Env, overrides: JobsSettingsInput = {}): JobsSettings => {
   const fromEnv: Record<string, string> = {};
   for (const [key, name] of Object.entries(ENV_NAMES)) {
-    const value = env[name];
+    // Trimmed, and blank is unset, as every other variable is read (JOBS_CONCURRENCY=" " was refused, "q_\n" too).
+    const value = env[name]?.trim();
     if (value !== undefined && value !== "") fromEnv[key] = value;
   }
   const fromCode = stripUndefined(overrides);

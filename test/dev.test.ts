@@ -236,6 +236,19 @@ describe("npm run dev", () => {
     const code = await new Promise<number | null>((done) => child.once("exit", done));
     expect(code).toBe(1);
     expect(stderr).toBe('dev: TICK_INTERVAL must be a duration of at least 100 ms such as 30s, 2m or 1500 (milliseconds), at most 24 days, got "often"\n');
+    // A library setting each variable's parser takes but the settings refuse as a whole: refused before PostgreSQL starts
+    // (it started PostgreSQL, then failed), in a folder of its own that stays without a database.
+    const fresh = mkdtempSync(join(tmpdir(), "pgtick-dev-settings-"));
+    try {
+      const refused = spawn(process.execPath, DEV_ARGS, { cwd: root, env: isolatedEnv({ DEV_DIR: fresh, JOBS_CONCURRENCY: "10001" }), stdio: ["ignore", "pipe", "pipe"] });
+      let said = "";
+      refused.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+      expect(await new Promise<number | null>((done) => refused.once("exit", done))).toBe(1);
+      expect(said).toMatch(/^dev: JOBS_CONCURRENCY must be /);
+      expect(existsSync(join(fresh, "pg"))).toBe(false);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
   });
 
   it("says the dashboard is closed, and why, instead of printing a password it refuses", async () => {

@@ -122,6 +122,9 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const pgPort = read(env, "DEV_PG_PORT");
   if (!givenDatabase && pgPort !== undefined) await checkPort(pgPort, "127.0.0.1", "DEV_PG_PORT");
   const mod = await loadJobsModule(modulePath, io.cwd);
+  // The library's settings, checked whole before PostgreSQL starts (checkEnv parses each variable alone: a
+  // JOBS_CONCURRENCY of 10001 passed it, and the server started PostgreSQL before failing on it).
+  settingsFromEnv(env, mod.settings);
   mkdirSync(paths.dir, { recursive: true });
 
   // Everything started so far, stopped in reverse on failure or shutdown.

@@ -85,7 +85,8 @@ export const VARS = {
   HOST: v("dev", text),
   TICK_INTERVAL: v("dev", duration(100)),
   DEV_DIR: v("dev", text),
-  DEV_PG_PORT: v("dev", port),
+  // PostgreSQL itself refuses port 0: refused here, before it is started.
+  DEV_PG_PORT: v("dev", (name, raw) => port(name, raw, 1)),
   JOBS_MODULE: v("dev", text),
   DEV_SEED: v("dev", (n, raw) => onOff(n, raw)),
   LOG_LEVEL: v("dev", oneOf("debug", "info", "warn", "error")),

@@ -46,9 +46,10 @@ export const retentionSetting = (name: string, value: unknown, offWord?: string)
   return ms;
 };
 
-export const port = (name: string, value: string): number => {
+/** A port; `min` 1 where 0 (any free one) cannot be told to the process that listens on it. */
+export const port = (name: string, value: string, min = 0): number => {
   const n = Number(value);
-  return /^\d+$/.test(value) && n <= 65_535 ? n : bad(name, "a port number (0-65535)", value);
+  return /^\d+$/.test(value) && n >= min && n <= 65_535 ? n : bad(name, `a port number (${min}-65535)`, value);
 };
 
 /** on/off (also 1/0, true/false, yes/no). */

@@ -226,6 +226,9 @@ describe("createApp options", () => {
       const c = caller(createApp({ jobs: h.make([sendEmail], {}, readOnly), env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: (_l, msg) => void logged.push(msg) } }));
       const res = await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } });
       expect([res.status, res.body.error]).toEqual([500, { code: "internal", message: "the server is misconfigured (DATABASE_URL's database takes no writes: a standby or read replica, or default_transaction_read_only); see its logs" }]);
+      // The health check says so too (it read the tables and answered ok).
+      const health = await c("GET", "/api/health", { token: null });
+      expect([health.status, health.body.error]).toEqual([503, { code: "unavailable", message: "the server is misconfigured; see its logs" }]);
     } finally {
       await readOnly.end();
     }

@@ -155,9 +155,12 @@ export const queueAdmin = (env: {
     },
     series: (range) => getSeries(db, t, seriesRange(range)),
     async health() {
-      const { lastTickAt, migration } = await readHealth(db, t);
+      const { lastTickAt, migration, readOnly } = await readHealth(db, t);
       // Tables behind this release are no health: its ticks refuse to run on them.
       if (migration < LATEST_MIGRATION) throw schemaBehind(t.prefix, migration);
+      if (readOnly) {
+        throw new JobsError("invalid_config", "the database takes no writes (a standby or read replica, or default_transaction_read_only): every tick and enqueue would fail");
+      }
       return { ok: true, lastTickAt };
     },
     runs: {

@@ -388,6 +388,8 @@ describe("tick", () => {
     for (const graceMs of [1, 5, 99]) {
       await expect(jobs.tick({ budgetMs: 2_000, graceMs }), String(graceMs)).rejects.toMatchObject({ code: "invalid_options", details: { field: "graceMs" } });
     }
+    // A NaN is named as such (it read "got null").
+    await expect(jobs.tick({ budgetMs: 2_000, graceMs: Number.NaN })).rejects.toThrow(/got NaN$/);
     expect(ran).toEqual([]);
   });
 

@@ -74,7 +74,9 @@ const MAX_TICK_SLOTS = 256;
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
 
 const bad = (name: string, want: string, got: unknown): never => {
-  throw new JobsError("invalid_config", `${name} must be ${want}, got ${JSON.stringify(got)}`, { setting: name });
+  // NaN and ±Infinity as themselves (JSON writes them null: "got null" for a NaN).
+  const shown = typeof got === "number" && !Number.isFinite(got) ? String(got) : JSON.stringify(got);
+  throw new JobsError("invalid_config", `${name} must be ${want}, got ${shown}`, { setting: name });
 };
 
 const duration = (name: string, value: unknown): number => durationSetting(name, value);

@@ -29,7 +29,9 @@ export interface TickLimits {
 }
 
 const bad = (field: string, want: string, got: unknown): never => {
-  throw new JobsError("invalid_options", `tick option ${field} must be ${want}, got ${JSON.stringify(got)}`, { field });
+  // NaN and ±Infinity as themselves (JSON writes them null: "got null" for a NaN).
+  const shown = typeof got === "number" && !Number.isFinite(got) ? String(got) : JSON.stringify(got);
+  throw new JobsError("invalid_options", `tick option ${field} must be ${want}, got ${shown}`, { field });
 };
 
 const positiveInt = (field: string, value: number | undefined, fallback: number): number => {

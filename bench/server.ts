@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { removePassword } from "../src/dev/pg-password.js";
 import { freePort, startEmbeddedPostgres } from "../test/support/postgres.js";
 
 export interface BenchServer {
@@ -56,6 +57,7 @@ export const startServer = async (): Promise<BenchServer> => {
     stopServer = async () => {
       await second.stop();
       rmSync(dir, { recursive: true, force: true });
+      removePassword(dir);
     };
   }
   const version = (await one<{ v: string }>(url, "SELECT current_setting('server_version') AS v"))[0]?.v ?? "unknown";

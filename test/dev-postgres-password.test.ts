@@ -64,3 +64,13 @@ it("makes a cluster with a random password, stored for this user only, and repla
     await third.stop();
   }
 }, 120_000);
+
+it("leaves no password behind for a throwaway cluster once it stops (each test run and bench left one in the temp folder)", async () => {
+  const { startEmbeddedPostgres } = await import("./support/postgres.js");
+  const { existsSync } = await import("node:fs");
+  const throwaway = join(root, "throwaway");
+  const server = await startEmbeddedPostgres({ dir: throwaway });
+  expect(existsSync(`${throwaway}.password`)).toBe(true);
+  await server.stop();
+  expect([existsSync(throwaway), existsSync(`${throwaway}.password`)]).toEqual([false, false]);
+});

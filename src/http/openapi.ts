@@ -72,7 +72,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
         type: "object",
         properties: {
           replayed: { type: "array", items: { type: "string" } },
-          skipped: { type: "array", items: { type: "object", properties: { id: { type: "string" }, reason: { enum: ["not_found", "conflict"] } } } },
+          skipped: { type: "array", items: { type: "object", properties: { id: { type: "string" }, reason: { enum: ["not_found", "conflict", "invalid_options"] }, message: { type: "string" } } } },
           remaining: { type: "integer" },
           nextCursor: { type: ["string", "null"], description: "by filter: pass back as cursor to go on; null once a call has read to the end" },
         },

@@ -6,6 +6,7 @@ import { isUniqueViolation, liveTwin, noLiveTwin, replayInsert } from "./replay.
 import { COUNT_LIMIT } from "../shared/bounded.js";
 import { decodeWalkCursor, encodeWalkCursor } from "../shared/paging.js";
 import { Params, type Tables } from "../shared/tables.js";
+import type { FlowKeys } from "../../flow/keys.js";
 
 export const MAX_BULK_REPLAY = 1_000;
 const FILTER_KEYS = ["job", "reason", "limit", "cursor"];
@@ -35,7 +36,7 @@ export interface BulkReplayResult {
   /** Ids now queued again (a dead letter keeps its job's id). */
   readonly replayed: string[];
   /** Ids not replayed: `not_found` (no such dead letter, or replayed meanwhile), `conflict` (a live job holds its id or key). */
-  readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" }>;
+  readonly skipped: Array<{ id: string; reason: "not_found" | "conflict" | "invalid_options"; message?: string }>;
   /**
    * By filter: of the next 10,000 dead letters matching past `nextCursor`, those a call could replay
    * (letters whose id or key a live job holds are passed over and not counted). 0 by ids.
@@ -49,19 +50,63 @@ export interface BulkReplayResult {
   readonly nextCursor: string | null;
 }
 
+/** A letter's keys for its replay (`keys` absent: its own), or why it stays where it is (`refused`). */
+export type LetterKeys = { readonly keys?: FlowKeys } | { readonly refused: string };
+
+/** Keys computed again for the replayed letters of `jobs` (those with limits in code now) and for keyed ones. */
+export interface ReplayRekey {
+  readonly jobs: readonly string[];
+  readonly keysOf: (jobName: string, payload: unknown, id: string) => LetterKeys;
+}
+
+/** How often a bulk replay reads its letters again when they changed between its two statements. */
+const REKEY_TRIES = 3;
+
 /**
  * Replays many dead letters in ONE statement (delete + insert in a CTE). Dead
  * letters whose id or idempotency key a live job holds stay where they are; of
- * several with one key, only the newest is replayed.
+ * several with one key, only the newest is replayed. With `rekey`, a read first
+ * gives the letters' payloads to compute their keys from, and the replay stores
+ * them only for the letters as read (else it changes nothing and reads again).
  */
-export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult> => {
+export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector, rekey?: ReplayRekey): Promise<BulkReplayResult> => {
+  if (!rekey) return replayOnce(db, t, selector);
+  let began: string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    const read = (await replayOnce(db, t, selector, { rekey, began })) as Read;
+    // A walk keeps the start its first read saw: its replay selects only letters dead by then.
+    began ??= read.began ?? undefined;
+    const keyed = read.letters.map((l) => ({ ...l, ...rekey.keysOf(l.job, l.payload, l.id) }));
+    const done = await replayOnce(db, t, selector, { rekey, began, keyed });
+    if (!("stale" in done)) return done as BulkReplayResult;
+    if (attempt >= REKEY_TRIES) throw new JobsError("conflict", "the dead letters changed while they were being replayed; nothing was replayed, try again");
+  }
+};
+
+type Keyed = { id: string; job: string; replays: number; payload?: unknown } & LetterKeys;
+
+interface Phase {
+  readonly rekey: ReplayRekey;
+  /** A walk's start as the read saw it (its replay must select no letter the read did not). */
+  readonly began?: string;
+  /** Absent: the read (what the replay would select, with payloads); present: the replay, with their keys. */
+  readonly keyed?: readonly Keyed[];
+}
+
+type Read = { letters: Array<{ id: string; job: string; replays: number; payload: unknown }>; began: string | null };
+
+async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult>;
+async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector, phase: Phase): Promise<BulkReplayResult | Read | { stale: true }>;
+async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector, phase?: Phase): Promise<BulkReplayResult | Read | { stale: true }> {
   const p = new Params();
   let pick: string;
   let requested: string[] = [];
   // By filter: where the call stopped (its last replayed letter, or the last it read), and what is left past it.
   let walked = "";
   let stop = "";
+  let began = "NULL::timestamptz";
   let next = "NULL::text AS next_at, NULL::text AS next_id, 0 AS remaining";
+  const reading = phase !== undefined && phase.keyed === undefined;
   if (typeof selector !== "object" || selector === null) {
     throw new JobsError("invalid_options", "give the dead letters to replay: { ids } or a filter { job?, reason?, limit?, cursor? }");
   }
@@ -90,7 +135,7 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     const after = selector.cursor !== undefined ? decodeWalkCursor(selector.cursor) : undefined;
     // Letters dead since the walk began are not its own: a replayed one that failed again got a new dead_at,
     // past the cursor, and a walk that followed its cursors replayed every letter again and again.
-    const began = `coalesce(${p.add(after?.began ?? null)}::timestamptz, now())`;
+    began = `coalesce(${p.add(phase?.began ?? after?.began ?? null)}::timestamptz, now())`;
     const match = [
       job !== undefined ? `d.job_name = ${p.add(job)}` : "",
       reason !== undefined ? `d.reason = ${p.add(reason)}` : "",
@@ -112,7 +157,8 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     pick = `SELECT w.id, w.dead_at FROM walked w WHERE ${noLiveTwin(t, "w")} LIMIT ${limitParam}`;
     // Full: on from its last replayed letter. Short: it read every letter it may; on from the last of
     // them if that was all it may read, else it read to the end: done.
-    next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id, ${isoSql(began)} AS began,
+    // (Not in the read before a replay with keys: its parameters appear in the text only where it is used.)
+    if (!reading) next = `(SELECT ${isoSql("s.at")} FROM stop s) AS next_at, (SELECT s.id::text FROM stop s) AS next_id, ${isoSql(began)} AS began,
       (SELECT count(*) FROM (SELECT d.* FROM stop s CROSS JOIN LATERAL (${walk(past("s.at", "s.id"), p.add(COUNT_LIMIT))}) d) d
        WHERE ${noLiveTwin(t, "d")} AND ${NOT_REPLAYED_NOR_HELD})::int AS remaining`;
     stop = `,
@@ -124,15 +170,38 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
            WHERE (SELECT count(*) FROM pick) < ${limitParam} AND (SELECT count(*) FROM walked) >= ${examined}::int
          ) x ORDER BY x.o, x.at DESC, x.id DESC LIMIT 1)`;
   }
+  if (reading) {
+    const rekeyed = `(d.job_name = ANY (${p.add(phase!.rekey.jobs)}::text[]) OR d.flow_key IS NOT NULL)`;
+    const { rows } = await db.query<Read>(
+      `WITH ${walked}pick AS (${pick})
+       SELECT coalesce((SELECT json_agg(json_build_object('id', d.id, 'job', d.job_name, 'replays', d.replays, 'payload', d.payload))
+         FROM ${t.deadLetters} d WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) AND ${rekeyed}), '[]'::json) AS letters, ${isoSql(began)} AS began`,
+      p.values,
+    );
+    return rows[0] ?? { letters: [], began: null };
+  }
+  // The letters' keys, for the letters as read (a letter replayed and dead again since has more replays).
+  const keys = phase?.keyed
+    ? `keys AS (SELECT * FROM jsonb_to_recordset(${p.json(phase.keyed.map((k) => ({
+        id: k.id, replays: k.replays, refused: "refused" in k, keep: !("refused" in k) && k.keys === undefined,
+        ...("keys" in k && k.keys ? { ...k.keys } : {}),
+      })))}) AS k(id uuid, replays int, refused boolean, keep boolean, flow_key text, concurrency_key text, rate_keys jsonb)),
+       stale AS (SELECT 1 FROM sel s WHERE (s.job_name = ANY (${p.add(phase.rekey.jobs)}::text[]) OR s.flow_key IS NOT NULL)
+         AND NOT EXISTS (SELECT 1 FROM keys k WHERE k.id = s.id AND k.replays = s.replays)),
+       `
+    : "";
+  const refusals = new Map(phase?.keyed?.flatMap((k) => ("refused" in k ? [[k.id, k.refused] as const] : [])) ?? []);
+  const rekeyedColumn = (c: "flow_key" | "concurrency_key" | "rate_keys") => `CASE WHEN k.id IS NULL OR k.keep THEN g.${c} ELSE k.${c} END`;
   // `sel` locks the letters in id order, as a discard of many locks them (the tick's cleanup passes over held
   // ones): in the plan's order, a replay by ids and one by filter crossing the same letters deadlocked. A letter
   // replayed or discarded meanwhile is passed over (not_found).
   try {
-    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null; began?: string }>(
+    const { rows } = await db.query<{ replayed: string[]; blocked: string[]; remaining: number; next_at: string | null; next_id: string | null; began?: string; stale: boolean }>(
       `WITH ${walked}pick AS (${pick})${stop},
        sel AS (
-         SELECT d.id, d.job_name, d.idempotency_key, d.dead_at FROM ${t.deadLetters} d
+         SELECT d.id, d.job_name, d.idempotency_key, d.dead_at, d.replays, d.flow_key FROM ${t.deadLetters} d
          WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) ORDER BY d.id FOR UPDATE),
+       ${keys}
        blocked AS (
          SELECT s.id FROM sel s WHERE ${liveTwin(t, "s")}
          UNION
@@ -142,19 +211,25 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
          WHERE r.n > 1),
        gone AS (
          DELETE FROM ${t.deadLetters} x
-         WHERE x.id = ANY (ARRAY(SELECT id FROM sel)) AND x.id NOT IN (SELECT id FROM blocked)
+         WHERE x.id = ANY (ARRAY(SELECT id FROM sel)) AND x.id NOT IN (SELECT id FROM blocked)${keys ? `
+           AND x.id NOT IN (SELECT id FROM keys WHERE refused) AND NOT EXISTS (SELECT 1 FROM stale)` : ""}
          RETURNING x.*),
-       queued AS (${replayInsert(t)})
+       queued AS (${keys
+         ? replayInsert(t, { flow_key: rekeyedColumn("flow_key"), concurrency_key: rekeyedColumn("concurrency_key"), rate_keys: rekeyedColumn("rate_keys") }, "gone g LEFT JOIN keys k ON k.id = g.id")
+         : replayInsert(t)})
        SELECT coalesce((SELECT jsonb_agg(id::text) FROM queued), '[]'::jsonb) AS replayed,
               coalesce((SELECT jsonb_agg(id::text) FROM blocked), '[]'::jsonb) AS blocked,
+              ${keys ? "EXISTS (SELECT 1 FROM stale)" : "false"} AS stale,
               ${next}`,
       p.values,
     );
-    const row = rows[0] ?? { replayed: [], blocked: [], remaining: 0, next_at: null, next_id: null };
+    const row = rows[0] ?? { replayed: [], blocked: [], remaining: 0, next_at: null, next_id: null, stale: false };
+    if (row.stale) return { stale: true };
     const replayed = new Set(row.replayed);
     const blocked = new Set(row.blocked);
     const skipped: BulkReplayResult["skipped"] = [...blocked].map((id) => ({ id, reason: "conflict" }));
-    for (const id of requested) if (!replayed.has(id) && !blocked.has(id)) skipped.push({ id, reason: "not_found" });
+    for (const [id, message] of refusals) if (!blocked.has(id)) skipped.push({ id, reason: "invalid_options", message });
+    for (const id of requested) if (!replayed.has(id) && !blocked.has(id) && !refusals.has(id)) skipped.push({ id, reason: "not_found" });
     const nextCursor = row.next_at !== null && row.next_id !== null && row.began ? encodeWalkCursor(row.next_at, row.next_id, row.began) : null;
     return { replayed: row.replayed, skipped, remaining: row.remaining, nextCursor };
   } catch (e) {
@@ -163,4 +238,4 @@ export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector
     }
     throw e;
   }
-};
+}

@@ -6,24 +6,27 @@ import type { Tables } from "../shared/tables.js";
 import { queueInsert, selectColumns } from "../shared/queue-insert.js";
 
 /**
- * An edited payload, already checked against the job's schema (`src/admin/replay-edit.ts`): stored
- * only while the dead letter is still of `jobName`, with its limits' keys computed from it.
+ * What a replay read of its dead letter first (`src/admin/replay-edit.ts`): an edited payload checked
+ * against the job's schema, and the keys of the job's limits as the code has them now. Stored only
+ * while the dead letter is still the one read: of `jobName`, replayed `replays` times.
  */
 export interface ReplayEdit {
   readonly jobName: string;
-  /** The payload as stored (JSON text). */
-  readonly payload: string;
-  readonly keys: FlowKeys;
+  readonly replays: number;
+  /** The edited payload as stored (JSON text); absent: the letter's own. */
+  readonly payload?: string;
+  /** Absent: the letter's own keys. */
+  readonly keys?: FlowKeys;
 }
 
 /**
  * The columns a replayed job starts with: its own id, name, priority, limits and
  * keys, due now, attempt 0. `gone` is the deleted dead letter row.
  */
-export const replayInsert = (t: Tables, edited: Partial<Record<"payload" | "flow_key" | "concurrency_key" | "rate_keys", string>> = {}) =>
+export const replayInsert = (t: Tables, edited: Partial<Record<"payload" | "flow_key" | "concurrency_key" | "rate_keys", string>> = {}, from = "gone g") =>
   queueInsert(t, `${selectColumns("g", {
     run_at: "now()", debounce_key: "NULL::text", created_at: "g.created_at", replays: "g.replays + 1", traceparent: "g.traceparent", ...edited,
-  })} FROM gone g`, "RETURNING id");
+  })} FROM ${from}`, "RETURNING id");
 
 /** A live job with the same id, or the same name and idempotency key, would make the insert fail. */
 export const liveTwin = (t: Tables, d: string) => `NOT ${noLiveTwin(t, d)}`;
@@ -64,17 +67,18 @@ export const replayDeadLetter = async (db: Db, t: Tables, id: string, edit?: Rep
            -- Only the letter as the caller saw it: once replayed it counts one more replay, so a second click (or a
            -- retried request) finds no such letter, even where the replayed job failed again and left it anew.
            AND ($7::int IS NULL OR x.replays = $7::int)
+           -- And as this call read it (its keys were computed from that letter's payload).
+           AND ($9::int IS NULL OR x.replays = $9::int)
          RETURNING x.*),
        queued AS (${replayInsert(t, {
          payload: "coalesce($2::jsonb, g.payload)",
-         // An edited payload has its limits' keys computed again; otherwise the dead letter's are kept.
-         flow_key: "CASE WHEN $2::jsonb IS NULL THEN g.flow_key ELSE $4::text END",
-         concurrency_key: "CASE WHEN $2::jsonb IS NULL THEN g.concurrency_key ELSE $5::text END",
-         rate_keys: "CASE WHEN $2::jsonb IS NULL THEN g.rate_keys ELSE $6::jsonb END",
+         flow_key: "CASE WHEN $8::boolean THEN $4::text ELSE g.flow_key END",
+         concurrency_key: "CASE WHEN $8::boolean THEN $5::text ELSE g.concurrency_key END",
+         rate_keys: "CASE WHEN $8::boolean THEN $6::jsonb ELSE g.rate_keys END",
        })})
        SELECT (SELECT id::text FROM queued) AS id, EXISTS (SELECT 1 FROM blocked) AS blocked`,
-      [id, edit?.payload ?? null, edit?.jobName ?? null, edit?.keys.flow_key ?? null, edit?.keys.concurrency_key ?? null,
-        edit?.keys.rate_keys == null ? null : JSON.stringify(edit.keys.rate_keys), replays ?? null],
+      [id, edit?.payload ?? null, edit?.jobName ?? null, edit?.keys?.flow_key ?? null, edit?.keys?.concurrency_key ?? null,
+        edit?.keys?.rate_keys == null ? null : JSON.stringify(edit.keys.rate_keys), replays ?? null, edit?.keys !== undefined, edit?.replays ?? null],
     );
     const row = rows[0];
     if (row?.blocked) throw conflict(`dead letter ${id} cannot be replayed`);

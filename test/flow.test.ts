@@ -231,6 +231,12 @@ describe("rate limits", () => {
     expect(() => h.make([d, defineJob({ ...d, name: "g-e" })])).not.toThrow();
   });
 
+  it("two rate limits of one period on a job are refused with the way to have both: a group of one job", async () => {
+    const rates = (second: object) => defineJob({ name: "sync", schema: tenant, rateLimit: [{ limit: 10, periodMs: 60_000, key: (p) => p.tenant }, { limit: 100, periodMs: 60_000, ...second }], handler: () => {} });
+    expect(() => h.make([rates({})])).toThrow(/two rate limits of 60000 ms: .* put one of them in a group .*group: "sync-all"/);
+    expect(() => h.make([rates({ group: "sync-all" })])).not.toThrow();
+  });
+
   it("two limited jobs whose names could share a bucket (one is the other's and a colon) are refused at createJobs", async () => {
     const limited = (name: string) => defineJob({ name, schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: () => {} });
     expect(() => h.make([limited("mail"), limited("mail:send")])).toThrow(/jobs mail and mail:send both have limits/);

@@ -31,6 +31,17 @@ describe("validation", () => {
     expect(code(() => defineSchedule({ ...base, name: "bad name!", cron: "0 3 * * *" })).code).toBe("invalid_schedule");
   });
 
+  it("takes a schedule another copy of the module made (a CommonJS jobs module beside the CLI's copy: it was an unknown option \"rule\")", async () => {
+    const other = (await import("../src/schedules/define.js?another-copy")) as typeof import("../src/schedules/define.js");
+    expect(other.defineSchedule).not.toBe(defineSchedule);
+    const made = other.defineSchedule({ name: "hourly-hello", job: "j", payload: {}, cron: "0 * * * *", timezone: "Europe/Berlin" });
+    const taken = defineSchedule(made);
+    expect(taken).not.toBe(made);
+    expect({ ...taken, rule: undefined }).toEqual({ ...made, rule: undefined });
+    // A plain object naming those fields is still refused.
+    expect(code(() => defineSchedule({ name: "x", job: "j", payload: {}, cron: "0 * * * *", rule: 1 } as never)).message).toMatch(/unknown option "rule"/);
+  });
+
   it("rejects an option it does not know, and a null zone, instead of reading them as the defaults", () => {
     const base = { name: "ny9", job: "j", payload: {}, cron: "0 9 * * *" };
     // `timeZone`, as Intl spells it: the schedule would have run at 09:00 UTC.

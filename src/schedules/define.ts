@@ -84,6 +84,12 @@ const checkDayMatch = (name: string, dayMatch: unknown): DayMatch | undefined =>
  */
 export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
   if (defined.has(definition as Schedule)) return definition as Schedule;
+  // A schedule another copy of this module made (an app whose CommonJS jobs module loads pgtick apart from
+  // the CLI's copy): checked again from what it was defined with, without the fields that copy derived.
+  if (Object.isFrozen(definition) && definition !== null && typeof definition === "object" && "rule" in definition && "description" in definition) {
+    const { rule: _rule, description: _description, ...given } = definition as ScheduleDefinition & Partial<Schedule>;
+    return defineSchedule(given);
+  }
   const { name } = definition ?? {};
   if (typeof name !== "string" || !NAME.test(name)) {
     invalid(name, "name must be 1-128 characters: letters, digits and . _ : - /, starting with a letter or digit", { field: "name" });

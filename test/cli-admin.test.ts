@@ -1,7 +1,7 @@
 // The operator CLI's admin commands against a real PostgreSQL: dead letters, runs, schedules
 // and stats, their output, exit codes and error paths.
 import { describe, expect, it } from "vitest";
-import { nextPage } from "../src/cli/output.js";
+import { clip, nextPage } from "../src/cli/output.js";
 import { EXIT } from "../src/exit-codes.js";
 import { cliFixture, expectOneLineError, json } from "./support/cli-fixture.js";
 
@@ -19,6 +19,16 @@ const deadLetters = async (cli: Awaited<ReturnType<typeof fresh>>["cli"], skus: 
   expect(json<{ deadLettered: number }>(tick).deadLettered).toBe(skus.length);
   return ids;
 };
+
+describe("a preview clipped for a table", () => {
+  it("never ends in half of a surrogate pair (it printed U+FFFD)", () => {
+    const clipped = clip("ab🎉🎉🎉", 4);
+    expect(clipped).toBe("ab…");
+    expect(clip("abc🎉🎉", 6)).toBe("abc🎉…");
+    expect(clip("abcdef", 4)).toBe("abc…");
+    expect(clip("ab🎉", 4)).toBe("ab🎉");
+  });
+});
 
 describe("dead-letters", () => {
   it("lists and shows dead letters, and says when one does not exist", async () => {

@@ -377,6 +377,59 @@ describe("a database that takes the connection and never answers, and a broken j
     }
   });
 
+  it("cancels on the server the statement an interrupted command was waiting on: an enqueue behind a lock writes nothing later", async () => {
+    const { env, prefix } = await fresh();
+    const locker = h.pool(1);
+    const lock = await locker.connect();
+    try {
+      await lock.query(`BEGIN; LOCK TABLE ${prefix}queue IN ACCESS EXCLUSIVE MODE`);
+      const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), "enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}'], {
+        cwd: root, env: isolatedEnv(env), stdio: "ignore",
+      });
+      const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+      const waiting = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO ${prefix}queue%'`))[0]!.n;
+      for (let i = 0; i < 400 && (await waiting()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await waiting()).toBe(1);
+      child.kill("SIGINT");
+      expect(await exited).toBe(EXIT.interrupted);
+      // Before, the insert went on waiting, and ran once the lock was gone.
+      expect(await waiting()).toBe(0);
+    } finally {
+      await lock.query("COMMIT").catch(() => {});
+      lock.release();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await h.rows(`SELECT id FROM ${prefix}queue`)).toEqual([]);
+  });
+
+  it("exits quietly when the reader of its output goes away (| head): no EPIPE stack, exit 0", async () => {
+    const { env } = await fresh();
+    const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), "stats"], { cwd: root, env: isolatedEnv(env) });
+    // The reader is gone before the command writes its answer.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+  });
+
+  it("cancels on the server a statement given up on at its bound before it exits (exit 7): the enqueue ran later, and a retry made two jobs", async () => {
+    const { env, prefix } = await fresh();
+    const lock = await h.pool(1).connect();
+    try {
+      await lock.query(`BEGIN; LOCK TABLE ${prefix}queue IN ACCESS EXCLUSIVE MODE`);
+      const run = await bin(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}'], env);
+      expectOneLineError(run, EXIT.unreachable, /did not answer within 15000 ms/);
+      // Read at once: the process exited only once its cancel request was delivered.
+      expect(await h.rows(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%INSERT INTO ${prefix}queue%'`)).toEqual([{ n: 0 }]);
+    } finally {
+      await lock.query("COMMIT").catch(() => {});
+      lock.release();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await h.rows(`SELECT id FROM ${prefix}queue`)).toEqual([]);
+  }, 30_000);
+
   it("says a module whose schedule the job's schema refuses is broken (exit 6), for every command", async () => {
     const { env } = await fresh();
     // Inside the project (git-ignored), so that the module finds zod as an app's module would.

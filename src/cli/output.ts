@@ -10,7 +10,10 @@ export const table = (headers: readonly string[], rows: ReadonlyArray<readonly s
 export const clip = (text: string | null | undefined, max = 60): string => {
   if (!text) return "";
   const flat = text.replace(/\s+/g, " ");
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  if (flat.length <= max) return flat;
+  // Not through a surrogate pair: half an emoji prints as U+FFFD.
+  const end = /[\ud800-\udbff]/.test(flat[max - 2] ?? "") ? max - 2 : max - 1;
+  return `${flat.slice(0, end)}…`;
 };
 
 export const ms = (value: number | null | undefined): string => {

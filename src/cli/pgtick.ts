@@ -1,9 +1,10 @@
 // The operator CLI's process: real stdin/stdout, Ctrl-C, and the exit code.
+import { EXIT } from "../exit-codes.js";
 import { runCli } from "./main.js";
 
 const controller = new AbortController();
 let interrupts = 0;
-/** How long a command may take to end after the first signal; only a tick listens for it. */
+/** How long a command may take to end after the first signal (its statements are cancelled; a tick requeues what it holds). */
 const SIGNAL_GRACE_MS = 5_000;
 const onSignal = () => {
   // The first Ctrl-C or SIGTERM ends a running tick cleanly (it requeues its jobs); a second one gives
@@ -15,6 +16,15 @@ const onSignal = () => {
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
+
+// A reader that stops reading (`pgtick runs list | head`) is no failure of the command: exit quietly,
+// as other tools do, rather than with an unhandled EPIPE and a stack.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(controller.signal.aborted ? EXIT.interrupted : EXIT.ok);
+    throw error;
+  });
+}
 
 const readStdin = async (): Promise<string> => {
   const chunks: Buffer[] = [];
@@ -35,4 +45,5 @@ const code = await runCli(process.argv.slice(2), {
 // could only time out on a closed pool). Output is flushed first.
 const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((done) => stream.write("", () => done()));
 await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
-process.exit(code);
+// A command whose statement Ctrl-C cancelled failed because it was interrupted (see Session).
+process.exit(controller.signal.aborted && code !== EXIT.ok ? EXIT.interrupted : code);

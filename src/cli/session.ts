@@ -36,6 +36,7 @@ const within = async (work: Promise<unknown>, ms: number): Promise<void> => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([work, new Promise<void>((done) => (timer = setTimeout(done, ms)))]).finally(() => clearTimeout(timer));
 };
+import { cancelOnServer, cancelsSent } from "../db-cancel.js";
 import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
 import { loadJobsModule } from "../module/load-module.js";
 
@@ -122,6 +123,7 @@ export class Session {
       });
       // An idle client dropped by the server is not the command's failure; the next query reconnects.
       this.pool.on("error", () => {});
+      this.cancelOnInterrupt(this.pool);
     }
     try {
       return jobsFromModule(mod ?? { jobs: [] }, { db: this.pool, settings, logger: this.logger });
@@ -135,6 +137,24 @@ export class Session {
     }
   }
 
+  /** Set by a command that ends itself on Ctrl-C (a tick requeues what it holds): its statements are not cancelled. */
+  ownsInterrupt = false;
+
+  /**
+   * Ctrl-C cancels the statements a command is running (an enqueue waiting on a lock, a replay): the
+   * process exits at once or after its grace, and a statement left running would still write when its
+   * lock freed, after the operator was told the command was interrupted.
+   */
+  private cancelOnInterrupt(pool: pg.Pool): void {
+    const running = new Set<pg.PoolClient>();
+    pool.on("acquire", (client) => running.add(client));
+    pool.on("release", (_error, client) => running.delete(client));
+    pool.on("remove", (client) => running.delete(client as pg.PoolClient));
+    this.io.signal?.addEventListener("abort", () => {
+      if (!this.ownsInterrupt) for (const client of running) cancelOnServer(client);
+    }, { once: true });
+  }
+
   /**
    * Ends the pool, waiting at most CLOSE_WAIT_MS: a connection whose statement was given up on (the
    * database did not answer) may never be released, and the command's answer is already out.
@@ -144,6 +164,8 @@ export class Session {
     const pool = this.pool;
     this.pool = undefined;
     if (pool) await within(pool.end(), CLOSE_WAIT_MS);
+    // A statement given up on at its bound (or at Ctrl-C) is cancelled on the server before the process exits.
+    await cancelsSent(CLOSE_WAIT_MS);
   }
 
   /**

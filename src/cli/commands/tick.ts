@@ -19,6 +19,7 @@ export const tickCommand: CommandSpec = {
     const concurrency = intOption(stringOption(values, "concurrency"), "concurrency", 1, MAX_CONCURRENCY);
     if (budgetMs !== undefined && budgetMs < 1) throw badValue("--budget must be longer than 0");
     const jobs = await session.jobs("required", "tick");
+    session.ownsInterrupt = true;
     const report = await jobs.tick({ budgetMs, concurrency, signal: session.io.signal });
     session.print(report, () => {
       const parts = [

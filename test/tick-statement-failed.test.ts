@@ -231,3 +231,26 @@ it("a final statement that hands the slot on and loses its answer is sent again,
   expect(next.slot).toBe(first.slot);
   expect(next.claimed).toBeGreaterThan(0);
 }, 20_000);
+
+it("a first statement whose connection is cut (57P01, a restarting server) is sent again: the tick runs its jobs (it returned at once, having run none, as if all was well)", async () => {
+  const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
+  const jobs = await h.isolated([quick]);
+  await jobs.enqueueMany(Array.from({ length: 5 }, () => ({ job: "quick" as const, payload: {} })));
+  const holder = await h.main.connect();
+  try {
+    await holder.query(`BEGIN; LOCK TABLE ${jobs.tables.ticks} IN ACCESS EXCLUSIVE MODE`);
+    const ticking = jobs.tick({ budgetMs: 5_000 }).then((r) => r, (e: unknown) => e);
+    const waiting = async () => (await h.rows<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%${jobs.tables.ticks}%' AND pid <> pg_backend_pid()`,
+    ))[0]?.pid;
+    for (let i = 0; i < 200 && (await waiting()) === undefined; i++) await sleep(20);
+    const pid = await waiting();
+    expect(pid).toBeDefined();
+    await h.rows(`SELECT pg_terminate_backend($1)`, [pid]);
+    await holder.query("COMMIT");
+    expect(await ticking).toMatchObject({ succeeded: 5 });
+  } finally {
+    await holder.query("ROLLBACK").catch(() => {});
+    holder.release();
+  }
+});

@@ -21,7 +21,7 @@ import { observeTick, type TickWatch } from "./observe.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
-import { refusedByServer, StatementFailures } from "./statement-failures.js";
+import { firstStatement, refusedByServer, StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
 const RECLAIM_LIMIT = 1_000;
@@ -71,8 +71,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   let [stopped, finishing] = [false, false];
   const failures = new StatementFailures();
   const lost = new LostClaims();
-  // A fault in taking in a statement's result: the tick stops at once.
-  let broken: { error: unknown } | undefined;
+  // A fault in taking in a statement's result: the tick stops at once. Unstarted: its first statement never got through.
+  let [broken, unstarted]: Array<{ error: unknown } | undefined> = [];
   let requeuedIds: string[] = [];
   let [queue, cleaned]: [TickReport["queue"], TickReport["cleaned"]] = [null, null];
   const lateClaims: Run[] = [];
@@ -244,12 +244,13 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
 
   try {
     // A caller's signal aborted before the start is a deadline already past: nothing is claimed.
-    const first = stopped ? undefined : await step({
+    const first = stopped ? undefined : await firstStatement(() => step({
       ...claimInput(batchSize, take()),
       markTick: true,
       reclaim: { limit: RECLAIM_LIMIT },
       probe: (env.extensions ?? []).flatMap((e) => e.probe(tables)),
-    }, []);
+    }, []), failures, () => !stopped && Date.now() < cutoff, nap);
+    unstarted = first ? undefined : failures.last;
     queue = first?.queueMinute ?? null;
     if (first && (await afterProbes(env, first.probe, boundedDb)) > 0) {
       pacing.woken();
@@ -312,7 +313,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     requeuedIds, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
   };
   logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
-  const failure = broken ?? failures.last;
+  const failure = broken ?? failures.last ?? unstarted;
   watch?.end(report, failure?.error);
   if (failure) throw failure.error;
   return report;

@@ -1,3 +1,4 @@
+import { databaseUnavailable } from "../db.js";
 import { isJobsError } from "../errors.js";
 
 /** How long a tick waits before it sends again after one, two, three or more failed statements in a row. */
@@ -61,4 +62,27 @@ export const refusedByServer = (error: unknown): boolean => {
 export const neverSent = (error: unknown): boolean => {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
   return typeof code === "string" && ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(code);
+};
+
+/**
+ * Sends the tick's first statement, and again after its pause while it fails for want of the database
+ * (a cut connection, a restarting server), up to once per pause of RETRY_AFTER_FAILURE_MS while `go()`.
+ * A tick whose first statement failed holds no slot: it ended at once, its give-back statement succeeded
+ * and cleared the failure, and it returned as if all was well, having run nothing.
+ */
+export const firstStatement = async <R>(
+  send: () => Promise<R | undefined>,
+  failures: StatementFailures,
+  go: () => boolean,
+  nap: (ms: number) => Promise<unknown>,
+): Promise<R | undefined> => {
+  let result = await send();
+  for (let tries = 0; result === undefined && tries < RETRY_AFTER_FAILURE_MS.length; tries++) {
+    if (!failures.last || failures.fatal || !databaseUnavailable(failures.last.error)) break;
+    const at = failures.waitUntil(Date.now());
+    if (at !== undefined) await nap(at - Date.now());
+    if (!go()) break;
+    result = await send();
+  }
+  return result;
 };

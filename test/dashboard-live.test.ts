@@ -169,6 +169,47 @@ describe("live dashboard pages", () => {
     expect(polls.length).toBeGreaterThan(before);
   });
 
+  it("leaves an unchanged region as it is, keeps what was scrolled when one changes (a wide table went back to its left edge every 3 s), and waits while the pointer rests on a link", async () => {
+    {
+      // Due in days, half an hour from a change of what the page says of it ("in 2 d 12 h"): the same at every refresh.
+      const later = { delayMs: 2.5 * 86_400_000 + 1_800_000 };
+      await jobs.enqueue("quick", { n: 70 }, later);
+      await page.goto(url("/jobs"));
+      const scrolled = () => page.evaluate(() => {
+        const wide = [...document.querySelectorAll("[data-live] *")].find((e) => e.scrollWidth > e.clientWidth + 20);
+        if (!wide) return null;
+        wide.scrollLeft = 120;
+        (window as unknown as { __region?: Element }).__region = document.querySelector("[data-live]")!;
+        return wide.scrollLeft;
+      });
+      // A table wider than its box, as a long row makes it on a narrow screen (the page's own box, outside the region).
+      await page.evaluate(() => void (document.querySelector("main")!.style.width = "300px"));
+      expect(await scrolled()).toBeGreaterThan(0);
+      const state = () => page.evaluate(() => {
+        const region = document.querySelector("[data-live]")!;
+        const wide = [...region.querySelectorAll("*")].find((e) => e.scrollWidth > e.clientWidth + 20);
+        return { same: (window as unknown as { __region?: Element }).__region === region, left: wide?.scrollLeft ?? 0 };
+      });
+      // Two refreshes with nothing changed: the region is the same node, still scrolled.
+      await page.waitForTimeout(6_500);
+      expect(await state()).toMatchObject({ same: true });
+      expect((await state()).left).toBeGreaterThan(0);
+      // A change: the region is swapped in, and keeps its scroll.
+      const { id } = await jobs.enqueue("quick", { n: 71 }, later);
+      await expect.poll(() => page.locator(`a[href$="/jobs/${id}"]`).count(), LIVE).toBe(1);
+      expect(await state()).toMatchObject({ same: false });
+      expect((await state()).left).toBeGreaterThan(0);
+      // The pointer resting on a row's link: a new row waits until it moves away (a row moving under it took the click).
+      await page.evaluate(() => void ((window as unknown as { __region?: Element }).__region = document.querySelector("[data-live]")!));
+      await page.locator(`a[href$="/jobs/${id}"]`).hover();
+      const third = await jobs.enqueue("quick", { n: 72 }, later);
+      await page.waitForTimeout(6_500);
+      expect(await page.locator(`a[href$="/jobs/${third.id}"]`).count()).toBe(0);
+      await page.mouse.move(0, 0);
+      await expect.poll(() => page.locator(`a[href$="/jobs/${third.id}"]`).count(), LIVE).toBe(1);
+    }
+  });
+
   it("shows a job gone from an open page (its refresh answered 404), not the page as it was marked not up to date", async () => {
     const { id } = await jobs.enqueue("quick", { n: 9 }, { delayMs: 600_000 });
     await page.goto(url(`/jobs/${id}`));

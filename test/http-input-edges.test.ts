@@ -114,6 +114,22 @@ describe("Idempotency-Key header", () => {
   });
 });
 
+describe("query parameters", () => {
+  it("are refused on a route that takes none, and nothing is done (POST /api/jobs?delayMs=3600000 stored a job due now)", async () => {
+    await h.rows(`DELETE FROM jobs_queue`);
+    const enqueue = await call("POST", "/api/jobs?delayMs=3600000&idempotencyKey=abc", { json: { job: "tree", payload: { a: 1 } } });
+    expectError(enqueue, 422, "invalid_options");
+    expect(enqueue.body.error).toMatchObject({ message: expect.stringMatching(/unknown query parameter "delayMs"; this route takes none/), details: { field: "delayMs" } });
+    expect(await queued()).toBe(0);
+    const { id } = await jobs.enqueue("tree", { a: 2 }, { delayMs: 60_000 });
+    expectError(await call("DELETE", `/api/jobs/${id}?dryRun=true`), 422, "invalid_options");
+    expect(await queued()).toBe(1);
+    // Lists and the tick keep theirs: a list's filters, and what a scheduler adds to the tick's address.
+    expect((await call("GET", "/api/jobs?job=tree")).status).toBe(200);
+    expect((await call("POST", "/api/tick?from=cron", { token: CRON_SECRET })).status).toBe(200);
+  });
+});
+
 describe("routes", () => {
   it("answers a path that names no route with no_route, which a client can tell from a missing job", async () => {
     const r = await call("GET", "/v2/api/jobs/00000000-0000-4000-8000-000000000000");

@@ -13,6 +13,7 @@ import { checkDeclaredLength, DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { type AnyJobs, type ApiConfig, type ApiEnv, type Handlers, notifyEnqueued } from "./api-context.js";
 import { drainBound, settleBody } from "../body-drain.js";
 import { ApiError, classify, errorResponse } from "./api-errors.js";
+import { queryParams } from "./params.js";
 import { methodsByPath, ROUTES, type RouteName, type RouteSpec } from "./route-table.js";
 import { deadLetterHandlers } from "./routes/dead-letters.js";
 import { jobHandlers } from "./routes/jobs.js";
@@ -162,6 +163,9 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
         if (route.auth === "cron") await config.cronSecret.check(c.req.header("authorization"));
         // Not the health check's: it says a wrong setting as such (503), when it asks for the jobs.
         if (name !== "health") checkDeclaredLength(c.req.raw, config.maxBodyBytes);
+        // A route of the API that takes no query refuses one: `POST /api/jobs?delayMs=3600000` stored a job due
+        // now. (The tick's and the health check's are what schedulers and probes call, with what they add.)
+        if (route.auth === "token" && route.query === undefined) queryParams(c, name);
         return handler(c, config);
       });
     }

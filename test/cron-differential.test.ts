@@ -83,7 +83,8 @@ const lastWeekdays = (r: Rng): string => {
 };
 const field = (r: Rng, f: Field, restricted = false): string => {
   if (!restricted && chance(r, 0.35)) return "*";
-  if (!restricted && chance(r, 0.05)) return "?";
+  // "?" only where it means "no specific value" (a day field): elsewhere pgtick refuses it, cron-parser reads it as "*".
+  if (!restricted && (f === DOM || f === DOW) && chance(r, 0.05)) return "?";
   if (f === DOM && chance(r, 0.15)) return chance(r, 0.5) ? "L" : `L,${list(r, f)}`;
   if (f === DOW) {
     if (chance(r, 0.1)) return `${chance(r, 0.2) ? "*" : num(r, f)}#${chance(r, BAD * 5) ? 6 : int(r, 1, 5)}`;

@@ -41,9 +41,12 @@ describe("parsing", () => {
     expect([f.second, f.minute, f.hour, f.dayOfMonth.days, f.month, f.dayOfWeek.days]).toEqual([
       [0, 20, 40], [5, 10], [8, 9, 10, 11], [1, 11, 21, 31], [3, 7, 11], [1, 3, 5],
     ]);
-    // Five fields: seconds are 0. `?` is `*`. Leading zeros are fine; a step wider than the field leaves its start.
-    const g = parseCron("007 ? ? */61 *", "s");
+    // Five fields: seconds are 0. `?` is `*` in a day field. Leading zeros are fine; a step wider than the field leaves its start.
+    const g = parseCron("007 * ? */61 ?", "s");
     expect([g.second, g.minute, g.hour.length, g.dayOfMonth.any, g.month, g.dayOfWeek.any]).toEqual([[0], [7], 24, true, [1], true]);
+    // Elsewhere it is refused: EventBridge's "daily at 09:00" (a year last) read as six fields was every hour at minute 9.
+    expect(() => parseCron("0 9 * * ? *", "s")).toThrow(/month field "\?": "\?" belongs only in the day-of-month and day-of-week fields/);
+    for (const cron of ["? * * * *", "0 ? * * *", "0 0 * ? *", "0 0 * */2,? *"]) expect(() => parseCron(cron, "s"), cron).toThrow(/belongs only in the day/);
     expect(parseCron("*/2,*/3 * * * *", "s").minute).toEqual([...new Set([...range(0, 58, 2), ...range(0, 57, 3)])].sort((a, b) => a - b));
   });
 

@@ -103,13 +103,17 @@ describe("pause, resume, run now", () => {
     expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.schedules}`)).toEqual([{ n: 0 }]);
   });
 
-  it("lists one overdue occurrence at most, then the occurrences after now, when no tick ran for hours", async () => {
+  it("lists what the next tick enqueues of the overdue occurrences, by the missed policy, then those after now, when no tick ran for hours", async () => {
     const w = await world("2024-05-01T09:30:00Z");
-    const jobs = w.make([hourly("o")]);
+    const jobs = w.make([hourly("o"), hourly("o-latest", { missed: "latest" }), hourly("o-catch", { missed: { catchUp: 2 } })]);
     await jobs.tick({ budgetMs: 5_000 });
+    const listed = async () => Object.fromEntries((await jobs.schedules.list({ next: 3 })).items.map((s) => [s.name, s.nextRuns.map((r) => r.slice(11, 16))]));
+    // Within skip's grace, the overdue occurrence is still run.
+    w.set("2024-05-01T10:03:00Z");
+    expect((await listed()).o).toEqual(["10:00", "11:00", "12:00"]);
     w.set("2024-05-01T15:30:00Z");
-    // Before: 10:00, 11:00 and 12:00, though the next tick skips all of them and the next run is 16:00.
-    expect((await jobs.schedules.list({ next: 3 })).items[0]!.nextRuns).toEqual(["2024-05-01T10:00:00.000Z", "2024-05-01T16:00:00.000Z", "2024-05-01T17:00:00.000Z"]);
+    // Before: 10:00 for each, though the next tick skips it under "skip" (and the runs of the others are 15:00, or 14:00 and 15:00).
+    expect(await listed()).toEqual({ o: ["16:00", "17:00", "18:00"], "o-latest": ["15:00", "16:00", "17:00"], "o-catch": ["14:00", "15:00", "16:00"] });
     await jobs.tick({ budgetMs: 5_000 });
     expect((await jobs.schedules.list({ next: 2 })).items[0]!.nextRuns).toEqual(["2024-05-01T16:00:00.000Z", "2024-05-01T17:00:00.000Z"]);
   });

@@ -5,6 +5,7 @@ import { readScheduleStates, type ScheduleStateRow } from "../store/schedules/st
 import { decodeCursorParts, encodeCursorParts, type Page, pageLimit } from "../store/shared/paging.js";
 import type { Tables } from "../store/shared/tables.js";
 import type { Schedule } from "./define.js";
+import { planOccurrences } from "./plan.js";
 import type { Prepared } from "./prepared.js";
 
 /** A schedule as the API, the CLI and the dashboard show it: its definition (description e.g. "every hour at minute 0 (America/New_York)") and its state. */
@@ -32,15 +33,17 @@ export interface ListSchedulesQuery {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export const scheduleInfo = (p: Prepared, row: ScheduleStateRow | undefined, hash: string, next: number, nowMs: number): ScheduleInfo => {
+export const scheduleInfo = (p: Prepared, row: ScheduleStateRow | undefined, hash: string, next: number, nowMs: number, graceMs: number): ScheduleInfo => {
   const s = p.schedule;
   const paused = row?.paused ?? false;
   let nextRuns: number[] = [];
   if (!paused && next > 0 && row && row.definition_hash === hash) {
     // A synced row knows the next occurrence not yet handled: listed once per run at it (two where a skipped time lands on another).
-    // The rest come after it, or after now when it is overdue: with no tick for hours, the hours since were listed as next runs.
+    // Overdue, the runs the next tick enqueues under the missed policy come first (none for an occurrence past
+    // `skip`'s grace: it was listed as due, and dropped), then those after now: with no tick for hours, the
+    // hours since were listed as next runs.
     const first = Number(row.next_ms);
-    const at = s.rule.firingsAt(first).map(() => first);
+    const at = first <= nowMs ? planOccurrences(s, first, nowMs, graceMs).occurrences : s.rule.firingsAt(first).map(() => first);
     nextRuns = [...at, ...(at.length < next ? s.rule.take(next - at.length, Math.max(first, nowMs)) : [])].slice(0, next);
   } else if (!paused && next > 0) nextRuns = s.rule.take(next, nowMs);
   return {
@@ -84,7 +87,7 @@ const firstAfter = (sorted: readonly Prepared[], after: string): number => {
  * cursor is the last name: a schedule removed by a redeploy between two pages ends nobody's paging.
  */
 export const listSchedulePage = async (
-  env: { db: Db; tables: Tables; sorted: readonly Prepared[]; hashOf: ReadonlyMap<string, string>; nowMs: number },
+  env: { db: Db; tables: Tables; sorted: readonly Prepared[]; hashOf: ReadonlyMap<string, string>; nowMs: number; graceMs: number },
   query: ListSchedulesQuery,
 ): Promise<Page<ScheduleInfo>> => {
   const { next, limit, after } = checkQuery(query);
@@ -92,6 +95,6 @@ export const listSchedulePage = async (
   const page = env.sorted.slice(start, start + limit);
   if (page.length === 0) return { items: [], nextCursor: null };
   const rows = new Map((await readScheduleStates(env.db, env.tables, page.map((p) => p.schedule.name))).map((r) => [r.name, r]));
-  const items = page.map((p) => scheduleInfo(p, rows.get(p.schedule.name), env.hashOf.get(p.schedule.name)!, next, env.nowMs));
+  const items = page.map((p) => scheduleInfo(p, rows.get(p.schedule.name), env.hashOf.get(p.schedule.name)!, next, env.nowMs, env.graceMs));
   return { items, nextCursor: start + limit < env.sorted.length ? encodeCursorParts([page[page.length - 1]!.schedule.name]) : null };
 };

@@ -225,14 +225,14 @@ export const createScheduling = (env: {
     const hash = (await hashes()).byName.get(p.schedule.name)!;
     const row = await setSchedulePaused(db, tables, rowInput(p, hash, p.schedule.rule.nextAfter(await writeNowMs())), paused);
     logger.log("info", paused ? "schedule paused" : "schedule resumed", { schedule: name });
-    return scheduleInfo(p, row, hash, 5, nowMs());
+    return scheduleInfo(p, row, hash, 5, nowMs(), graceMs);
   };
 
   const api: SchedulesApi = {
     async list(query = {}) {
       const { byName: hashOf } = await hashes();
       sorted ??= [...prepared].sort((a, b) => (a.schedule.name < b.schedule.name ? -1 : 1));
-      return listSchedulePage({ db, tables, sorted, hashOf, nowMs: nowMs() }, query);
+      return listSchedulePage({ db, tables, sorted, hashOf, nowMs: nowMs(), graceMs }, query);
     },
     pause: (name) => setPaused(name, true),
     resume: (name) => setPaused(name, false),

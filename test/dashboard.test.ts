@@ -661,6 +661,43 @@ describe("dashboard schedules", () => {
   });
 });
 
+describe("dashboard schedule Run now", () => {
+  it("queues one job when the same form is posted twice (a double click), also after that job has run; another visit's form queues another", async () => {
+    const api = createJobs({ db: h.main, jobs: defs, logger: silentLogger, schedules: [{ name: "run-twice", cron: "0 3 * * *", job: "note", payload: { text: "twice" } }] });
+    const runApp = createApp({ jobs: api, env });
+    const res = await runApp.request(`${ORIGIN}/dashboard/login`, {
+      method: "POST",
+      headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded" },
+      body: form({ password: PASSWORD, next: "/dashboard/" }),
+    });
+    const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+    const page = async () => {
+      const text = await (await runApp.request(`${ORIGIN}/dashboard/schedules`, { headers: { cookie } })).text();
+      const card = new RegExp(`action="/dashboard/schedules/run-twice/run"[^>]*>[\\s\\S]*?name="once" value="([^"]+)"`).exec(text);
+      return { csrf: /name="_csrf" value="([^"]+)"/.exec(text)![1]!, once: card![1]! };
+    };
+    const runNow = (fields: Record<string, string>) =>
+      runApp.request(`${ORIGIN}/dashboard/schedules/run-twice/run`, { method: "POST", headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", cookie }, body: form(fields) });
+    const notes = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM jobs_queue WHERE job_name = 'note' AND correlation_id LIKE 'schedule:run-twice:manual:%'`))[0]!.n;
+    const { csrf, once } = await page();
+    const [a, b] = await Promise.all([1, 2].map(() => runNow({ _csrf: csrf, once })));
+    expect([a!.status, b!.status]).toEqual([303, 303]);
+    expect(await notes()).toBe(1);
+    // The job runs; a late second click finds its run in the history and queues nothing.
+    await api.tick({ budgetMs: 3_000 });
+    expect(await notes()).toBe(0);
+    expect((await runNow({ _csrf: csrf, once })).status).toBe(303);
+    expect(await notes()).toBe(0);
+    // Another visit's form is another run.
+    const again = await page();
+    expect(again.once).not.toBe(once);
+    await runNow({ _csrf: again.csrf, once: again.once });
+    expect(await notes()).toBe(1);
+    await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'note'`);
+    await h.db.query(`DELETE FROM jobs_schedules WHERE name = 'run-twice'`);
+  });
+});
+
 describe("dashboard forms", () => {
   it("reads a form of 100,000 repeats of one field in linear time (a copy per repeat held the event loop for minutes)", async () => {
     const { cookie } = await login();
@@ -678,10 +715,10 @@ describe("dashboard forms", () => {
 
 describe("dashboard schedule next runs", () => {
   it("a next run whose time has come says the next tick enqueues it (it read '8 s ago', as if it had run)", async () => {
-    const due = createJobs({ db: h.main, jobs: defs, logger: silentLogger, schedules: [{ name: "due-soon", cron: "*/5 * * * *", job: "note", payload: { text: "due" } }] });
+    const due = createJobs({ db: h.main, jobs: defs, logger: silentLogger, schedules: [{ name: "due-soon", cron: "*/5 * * * *", job: "note", payload: { text: "due" }, missed: "latest" }] });
     await due.tick({ budgetMs: 2_000 });
-    // The occurrence not yet handled is 8 s old: the cron has not started this minute's tick yet.
-    await h.db.query(`UPDATE jobs_schedules SET next_run_at = now() - interval '8 seconds' WHERE name = 'due-soon'`);
+    // The occurrence not yet handled has passed (the last five-minute mark at least 8 s ago): the cron has not started this minute's tick yet.
+    await h.db.query(`UPDATE jobs_schedules SET next_run_at = date_trunc('minute', now() - interval '8 seconds') - (extract(minute FROM now() - interval '8 seconds')::int % 5) * interval '1 minute' WHERE name = 'due-soon'`);
     const dueApp = createApp({ jobs: due, env });
     const res = await dueApp.request(`${ORIGIN}/dashboard/login`, {
       method: "POST",

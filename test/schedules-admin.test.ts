@@ -47,6 +47,21 @@ describe("pause, resume, run now", () => {
     expect(w.runs).toEqual(["schedule:fresh:manual:2024-05-01T09:30:00.000Z", "schedule:fresh:2024-05-01T10:00:00.000Z"]);
   });
 
+  it("run-now with an idempotency key enqueues one job while it is queued, and keeps the schedule's last job; a bad key changes nothing", async () => {
+    const w = await world("2024-05-01T09:30:00Z");
+    const jobs = w.make([hourly("k")]);
+    const first = await jobs.schedules.run("k", { idempotencyKey: "form-1" });
+    const again = await jobs.schedules.run("k", { idempotencyKey: "form-1" });
+    expect(again).toEqual({ id: first.id, deduplicated: true });
+    expect((await jobs.schedules.list({ next: 1 })).items[0]).toMatchObject({ lastJobId: first.id });
+    expect(await h.rows(`SELECT idempotency_key FROM ${w.t.queue}`)).toEqual([{ idempotency_key: "form-1" }]);
+    for (const bad of ["", "x".repeat(256), 5]) {
+      await expect(jobs.schedules.run("k", { idempotencyKey: bad as string })).rejects.toMatchObject({ code: "invalid_options", details: { field: "idempotencyKey" } });
+    }
+    await expect(jobs.schedules.run("k", { idempotencykey: "x" } as never)).rejects.toMatchObject({ code: "invalid_options" });
+    expect(await h.rows(`SELECT count(*)::int AS n FROM ${w.t.queue}`)).toEqual([{ n: 1 }]);
+  });
+
   it("run-now enqueues one job at once, even while paused, and leaves the occurrences alone", async () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("r")]);

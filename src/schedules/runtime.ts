@@ -2,6 +2,9 @@ import type { JobsSettings } from "../settings/library.js";
 import type { Db } from "../db.js";
 import { isJobsError, JobsError } from "../errors.js";
 import { newJobId } from "../ids.js";
+import { onlyKeys } from "../option-keys.js";
+import { unstorable } from "../payload.js";
+import { longerThan, MAX_KEY_CHARS } from "../terms.js";
 import type { AnyJob } from "../job.js";
 import type { Logger } from "../log.js";
 import { materializeOccurrences, type Advance } from "../store/schedules/materialize.js";
@@ -36,8 +39,12 @@ export interface SchedulesApi {
   pause(name: string): Promise<ScheduleInfo>;
   /** Restarts from the first occurrence after now (occurrences passed while paused are not run). */
   resume(name: string): Promise<ScheduleInfo>;
-  /** Enqueues one job of the schedule at once, paused or not; occurrences are unaffected. */
-  run(name: string): Promise<{ id: string }>;
+  /**
+   * Enqueues one job of the schedule at once, paused or not; occurrences are unaffected. With an
+   * `idempotencyKey` (a form's token), a second call while that job is queued or running enqueues nothing
+   * and returns it (`deduplicated`), as an enqueue's key does.
+   */
+  run(name: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; deduplicated?: boolean }>;
 }
 
 
@@ -236,17 +243,22 @@ export const createScheduling = (env: {
     },
     pause: (name) => setPaused(name, true),
     resume: (name) => setPaused(name, false),
-    async run(name) {
+    async run(name, options = {}) {
+      onlyKeys(options, ["idempotencyKey"], "schedule run option");
+      const idempotencyKey = options.idempotencyKey ?? null;
+      if (idempotencyKey !== null && (typeof idempotencyKey !== "string" || idempotencyKey === "" || longerThan(idempotencyKey, MAX_KEY_CHARS) || unstorable(idempotencyKey))) {
+        throw new JobsError("invalid_options", "idempotencyKey must be a string of 1 to 255 characters without U+0000 or a lone surrogate", { field: "idempotencyKey" });
+      }
       const p = find(name);
       const now = await writeNowMs();
       const key = `schedule:${p.schedule.name}:manual:${iso(now)}`;
       const hash = (await hashes()).byName.get(p.schedule.name)!;
       const result = await enqueueRunNow(db, tables, {
         id: newJobId(), schedule: p.schedule.name, job_name: p.schedule.job, payload: p.stored,
-        priority: p.priority, max_attempts: p.maxAttempts, key, ...p.keys, traceparent: env.traceparent?.() ?? null,
+        priority: p.priority, max_attempts: p.maxAttempts, key, idempotency_key: idempotencyKey, ...p.keys, traceparent: env.traceparent?.() ?? null,
       }, rowInput(p, hash, p.schedule.rule.nextAfter(now)));
-      logger.log("info", "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
-      return result;
+      logger.log("info", result.deduplicated ? "schedule run now: its key's job is there already" : "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
+      return result.deduplicated ? result : { id: result.id };
     },
   };
 

@@ -1,11 +1,13 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
+import type { Context } from "hono";
 import type { FC } from "hono/jsx";
 import { isJobsError } from "../../errors.js";
 import type { MissedPolicy } from "../../schedules/define.js";
 import type { ScheduleInfo, SchedulesApi } from "../../schedules/runtime.js";
 import type { Page as ListPage } from "../../store/shared/paging.js";
-import { enqueued, q, qs, type Routes } from "../dashboard-context.js";
+import type { DashboardEnv } from "../dashboard-app.js";
+import { enqueued, formText, q, qs, type Routes } from "../dashboard-context.js";
 import { pretty, Time, utc } from "../format.js";
 import { Csrf, Live, Page } from "../layout.js";
 import { Kv, Pager } from "../parts.js";
@@ -93,6 +95,8 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
               </form>
               <form method="post" action={act(s, "run")} class="inline">
                 <Csrf token={csrf} />
+                {/* One form, one run: a double click (or a second tab posting this same form) queues it once. */}
+                <input type="hidden" name="once" value={crypto.randomUUID()} />
                 <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
                   Run now
                 </button>
@@ -121,13 +125,13 @@ export const schedulePages: Routes = (app, deps) => {
     }
   });
 
-  const act = (path: string, done: string, run: (name: string, api: SchedulesApi) => Promise<unknown>) =>
+  const act = (path: string, done: string, run: (name: string, api: SchedulesApi, c: Context<DashboardEnv>) => Promise<unknown>) =>
     app.post(`/schedules/:name/${path}`, async (c) => {
       const api = c.var.jobs.schedules;
       const cursor = q(c.req.query("cursor"));
       try {
-        const result = await run(c.req.param("name"), api);
-        if (path === "run") await enqueued(deps, c, [(result as { id: string }).id]);
+        const result = await run(c.req.param("name"), api, c);
+        if (path === "run" && !(result as { deduplicated?: boolean }).deduplicated) await enqueued(deps, c, [(result as { id: string }).id]);
         return c.redirect(`${base}/schedules${qs({ done, cursor })}#schedule-${encodeURIComponent(c.req.param("name"))}`, 303);
       } catch (e) {
         if (!isJobsError(e)) throw e;
@@ -138,5 +142,11 @@ export const schedulePages: Routes = (app, deps) => {
     });
   act("pause", "paused", (name, api) => api.pause(name));
   act("resume", "resumed", (name, api) => api.resume(name));
-  act("run", "ran", (name, api) => api.run(name));
+  act("run", "ran", async (name, api, c) => {
+    const once = formText(c.var.form.once);
+    const key = once && /^[0-9a-f-]{36}$/.test(once) ? `dashboard:schedule-run:${once}` : undefined;
+    // While its job is queued or running the key dedupes; once it has run, its run in the history holds the key.
+    const before = key ? (await c.var.jobs.runs.list({ idempotencyKey: key, limit: 1 })).items[0] : undefined;
+    return before ? { id: before.jobId, deduplicated: true } : api.run(name, key ? { idempotencyKey: key } : {});
+  });
 };

@@ -10,8 +10,10 @@ export interface RunNowJob {
   readonly payload: unknown;
   readonly priority: number;
   readonly max_attempts: number;
-  /** `schedule:<name>:manual:<ISO>`: the correlation id (no idempotency key: each call is a run of its own). */
+  /** `schedule:<name>:manual:<ISO>`: the correlation id. */
   readonly key: string;
+  /** The caller's key (a dashboard form's token): while a job with it is queued or running, no other is enqueued. Null: each call is a run of its own. */
+  readonly idempotency_key: string | null;
   readonly flow_key: string | null;
   readonly concurrency_key: string | null;
   readonly rate_keys: Record<string, string> | null;
@@ -24,20 +26,30 @@ export interface RunNowJob {
  * row is created from the code's definition if no tick has synced it yet (as a pause does), so the
  * run is recorded even then.
  */
-export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob, row: ScheduleRowInput): Promise<{ id: string }> => {
+export const enqueueRunNow = async (db: Db, t: Tables, job: RunNowJob, row: ScheduleRowInput): Promise<{ id: string; deduplicated: boolean }> => {
   const p = new Params();
   const text = `
     WITH job AS (
-      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "NULL::text", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: "j.traceparent" })}
+      ${queueInsert(t, `${selectColumns("j", { run_at: "now()", idempotency_key: "j.idempotency_key", correlation_id: "j.key", debounce_key: "NULL::text", traceparent: "j.traceparent" })}
       FROM jsonb_to_recordset(${p.json([job])}) AS j(id uuid, job_name text, payload jsonb, priority integer, max_attempts integer, key text,
-        flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
-      `RETURNING q.id`)}),
+        idempotency_key text, flow_key text, concurrency_key text, rate_keys jsonb, traceparent text)`,
+      `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING q.id`)}),
     touched AS (
-      ${scheduleInsert(t, p.json([row]), "ON CONFLICT (name) DO UPDATE SET last_enqueued_at = now(), last_job_id = excluded.last_job_id, updated_at = now()",
+      ${scheduleInsert(t, p.json([row]), `ON CONFLICT (name) DO UPDATE SET
+          last_enqueued_at = CASE WHEN excluded.last_job_id IS NULL THEN s.last_enqueued_at ELSE now() END,
+          last_job_id = coalesce(excluded.last_job_id, s.last_job_id), updated_at = now()`,
         { last_enqueued_at: "now()", last_job_id: "(SELECT id FROM job)" })}
       RETURNING s.xmax = 0 AS created),
     ${resyncIfCreated(t, "touched")}
     SELECT (SELECT id::text FROM job) AS id, (SELECT count(*) FROM touched)::int AS touched`;
-  const { rows } = await db.query<{ id: string }>(text, p.values);
-  return { id: rows[0]!.id };
+  const { rows } = await db.query<{ id: string | null }>(text, p.values);
+  if (rows[0]?.id) return { id: rows[0].id, deduplicated: false };
+  // The key is held: the job holding it (committed by another call as this one ran, so found by a statement
+  // of its own), or, once it has run, the job its last run in the history names.
+  const { rows: held } = await db.query<{ id: string | null }>(
+    `SELECT coalesce((SELECT id FROM ${t.queue} WHERE job_name = $1 AND idempotency_key = $2),
+       (SELECT job_id FROM ${t.runs} WHERE idempotency_key = $2 AND job_name = $1 ORDER BY id DESC LIMIT 1))::text AS id`,
+    [job.job_name, job.idempotency_key],
+  );
+  return { id: held[0]?.id ?? job.id, deduplicated: true };
 };

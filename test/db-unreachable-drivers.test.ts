@@ -8,6 +8,8 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import ws from "ws";
 import { databaseUnavailable } from "../src/db.js";
+import { misconfiguration } from "../src/errors.js";
+import { neonPool } from "../src/platform/neon.js";
 import { fromNeonHttp, fromPg } from "../src/index.js";
 import { freePort } from "./support/postgres.js";
 
@@ -30,6 +32,21 @@ describe("a database out of reach, through each driver", () => {
     expect(error).toBeInstanceOf(Error);
     expect(databaseUnavailable(error)).toBe(true);
     await pool.end().catch(() => {});
+  });
+
+  it("a Neon Pool on a runtime with no WebSocket (Node 20, none set) is a misconfiguration said as such, not a network failure (a 500 with a stack)", async () => {
+    const given = neonConfig.webSocketConstructor;
+    const own = (globalThis as { WebSocket?: unknown }).WebSocket;
+    neonConfig.webSocketConstructor = undefined;
+    delete (globalThis as { WebSocket?: unknown }).WebSocket;
+    try {
+      const error = (() => { try { neonPool({ DATABASE_URL: "postgres://u:p@db.example/test" }); } catch (e) { return e; } })();
+      expect(error).toMatchObject({ code: "invalid_config", message: expect.stringMatching(/no WebSocket for Neon's Pool: run on Node 22 or later, or set neonConfig.webSocketConstructor/) });
+      expect(misconfiguration(error)).toBe("");
+    } finally {
+      neonConfig.webSocketConstructor = given;
+      if (own !== undefined) (globalThis as { WebSocket?: unknown }).WebSocket = own;
+    }
   });
 
   it("Neon HTTP: a fetch that fails and an endpoint answering 503 say the database is unavailable; a SQL error stays one", async () => {

@@ -38,6 +38,10 @@ const configure = (env: Env): void => {
 /** A Neon Pool over WebSockets: one connection carries every statement of a tick. */
 export const neonPool = (env: Env, max = 5): Connection => {
   configure(env);
+  // Node before 22 has no WebSocket of its own: every statement failed as a network error (a 500 with a stack).
+  if (typeof globalThis.WebSocket === "undefined" && !neonConfig.webSocketConstructor) {
+    throw new JobsError("invalid_config", "this runtime has no WebSocket for Neon's Pool: run on Node 22 or later, or set neonConfig.webSocketConstructor (the ws package) before the app starts");
+  }
   // Never closed for idling (idleTimeoutMillis 0): the pool lives for one tick or request and is closed after it,
   // and a tick waiting 10 s for its runs had its connection closed and opened again, one more of a Worker's
   // few subrequests; refused, its finished runs stayed running.

@@ -106,7 +106,7 @@ describe("dashboard in Chromium", () => {
     await expect.poll(() => page.getByRole("status").textContent()).toContain("running again");
     expect(await card.locator(".badge.paused").count()).toBe(0);
 
-    await card.getByRole("button", { name: "Run new-year-sync now" }).click();
+    await card.getByRole("button", { name: "Run now: new-year-sync" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toContain("queued to run now");
     expect(await queuedCount(h, "sync-account")).toBe(before + 1);
     expect(await card.getByRole("link", { name: "job" }).count()).toBe(1);

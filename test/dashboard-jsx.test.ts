@@ -1,7 +1,15 @@
 // The dashboard's own JSX runtime: what its pages rely on, written as the compiled calls a .tsx file makes.
 import { describe, expect, it } from "vitest";
 import { raw } from "hono/html";
+import { firstLine } from "../src/dashboard/format.js";
 import { Fragment, jsx } from "../src/dashboard/jsx-runtime.js";
+
+describe("a first line clipped for a list", () => {
+  it("never ends in half of a surrogate pair (it showed as U+FFFD)", () => {
+    expect(firstLine("ab🎉🎉", 4)).toBe("ab…");
+    expect(firstLine("x🎉\nmore", 140)).toBe("x🎉");
+  });
+});
 
 describe("dashboard JSX runtime", () => {
   it("escapes text and attribute values, and passes rendered HTML through once", () => {

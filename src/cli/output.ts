@@ -1,3 +1,4 @@
+import { storableText } from "../error-text.js";
 /** Plain-text tables for people; scripts use --json. */
 export const table = (headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string => {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
@@ -9,11 +10,8 @@ export const table = (headers: readonly string[], rows: ReadonlyArray<readonly s
 /** Keeps one table row on one line. */
 export const clip = (text: string | null | undefined, max = 60): string => {
   if (!text) return "";
-  const flat = text.replace(/\s+/g, " ");
-  if (flat.length <= max) return flat;
-  // Not through a surrogate pair: half an emoji prints as U+FFFD.
-  const end = /[\ud800-\udbff]/.test(flat[max - 2] ?? "") ? max - 2 : max - 1;
-  return `${flat.slice(0, end)}…`;
+  // Clipped on a whole character: half an emoji printed as U+FFFD.
+  return storableText(text.replace(/\s+/g, " "), max);
 };
 
 export const ms = (value: number | null | undefined): string => {

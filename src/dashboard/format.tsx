@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
+import { storableText } from "../error-text.js";
 import type { FC } from "hono/jsx";
 
 /** `2025-05-01 12:00:03 UTC`: one unambiguous zone for every operator. */
@@ -50,8 +51,8 @@ export const pretty = (value: unknown): string => {
 /** First line of an error, for tables; the detail page shows the rest. */
 export const firstLine = (text: string | null | undefined, max = 140): string => {
   if (!text) return "";
-  const line = text.split("\n", 1)[0]!;
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  // Clipped on a whole character: half an emoji showed as "�…".
+  return storableText(text.split("\n", 1)[0]!, max);
 };
 
 /** One labelled filter drop-down of a list page: "any" first, then the values, the current one selected. */

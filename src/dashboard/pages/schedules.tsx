@@ -97,7 +97,7 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
                 <Csrf token={csrf} />
                 {/* One form, one run: a double click (or a second tab posting this same form) queues it once. */}
                 <input type="hidden" name="once" value={crypto.randomUUID()} />
-                <button type="submit" class="primary" aria-label={`Run ${s.name} now`}>
+                <button type="submit" class="primary" aria-label={`Run now: ${s.name}`}>
                   Run now
                 </button>
               </form>

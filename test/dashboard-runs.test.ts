@@ -117,6 +117,12 @@ describe("run history pages", () => {
     }
     // A date alone is a time as the API reads it (midnight UTC); the form's time without a zone is UTC.
     for (const query of ["?since=2024-01-01", "?until=2024-01-01T10:00"]) expect((await page.goto(url(`/runs${query}`)))!.status()).toBe(200);
+    // A bookmarked time shows in its field, as UTC (it showed empty, and the next search dropped it).
+    for (const [query, since] of [["?since=2026-12-07T19:47:00%2B02:00", "2026-12-07T17:47"], ["?since=2026-12-07", "2026-12-07T00:00"], ["?since=2026-12-07T10:00:30", "2026-12-07T10:00:30"]] as const) {
+      await page.goto(url(`/runs${query}`));
+      expect(await page.locator("#f-since").inputValue(), query).toBe(since);
+      expect(await page.locator("#f-since").evaluate((e) => (e as HTMLInputElement).validity.valid)).toBe(true);
+    }
     for (const id of ["abc", "99999999", "-1"]) {
       const res = await page.goto(url(`/runs/${id}`));
       expect(res!.status()).toBe(404);

@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
+import { parseIsoTime } from "../../iso-time.js";
 import type { FC } from "hono/jsx";
 import type { Page as Paged } from "../../store/shared/paging.js";
 import { RUN_OUTCOMES, type RunSummary, type RunView } from "../../store/runs/run-views.js";
@@ -35,10 +36,20 @@ export const Timeline: FC<{ base: string; runs: readonly RunSummary[]; current?:
   </ol>
 );
 
+/**
+ * A time filter as a datetime-local field takes it: UTC, to the second. One given with an offset or as a
+ * date (a bookmark, a link) showed an empty field, and the next search dropped it.
+ */
+const fieldTime = (value: string | undefined): string | undefined => {
+  if (!value) return value;
+  const ms = parseIsoTime(value.includes("T") && !/(Z|[+-]\d\d:?\d\d)$/i.test(value) ? `${value}Z` : value) ?? (/^\d{4}-\d\d-\d\d$/.test(value) ? Date.parse(value) : undefined);
+  return ms === undefined || Number.isNaN(ms) ? value : new Date(ms).toISOString().slice(0, 19);
+};
+
 const Text: FC<{ name: keyof RunFilter; label: string; value?: string; type?: string }> = ({ name, label, value, type }) => (
   <div>
     <label for={`f-${name}`}>{label}</label>
-    <input id={`f-${name}`} name={name} type={type ?? "text"} value={type ? value?.replace(/Z$/, "") : value} />
+    {type ? <input id={`f-${name}`} name={name} type={type} step="1" value={fieldTime(value)} /> : <input id={`f-${name}`} name={name} type="text" value={value} />}
   </div>
 );
 

@@ -6,6 +6,7 @@ import { createApp } from "../src/http/index.js";
 import { openApiDocument } from "../src/http/openapi.js";
 import { zodPayloadSchemas } from "../src/http/payload-schemas.js";
 import { type AnyJob, defineJob, JobsError } from "../src/index.js";
+import { DEAD_REASONS } from "../src/terms.js";
 import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
 import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
 
@@ -87,6 +88,17 @@ describe("stats, tick, openapi, routing", () => {
     expect(enqueued[1].required).toEqual(["items"]);
   });
 
+  it("declares what the server checks and answers: reasons, the health check's body, the async tick's 202, the document's 404", () => {
+    const doc = openApiDocument(new Map()) as any;
+    const p = doc.paths;
+    expect(p["/api/dead-letters"].get.parameters.find((x: { name: string }) => x.name === "reason").schema).toEqual({ enum: [...DEAD_REASONS] });
+    const filter = p["/api/dead-letters/replay"].post.requestBody.content["application/json"].schema.oneOf[1].properties;
+    expect(filter).toMatchObject({ reason: { enum: [...DEAD_REASONS] }, job: { minLength: 1 }, cursor: { minLength: 1 } });
+    expect(p["/api/health"].get.responses["200"].content["application/json"].schema).toMatchObject({ required: ["ok", "lastTickAt"] });
+    expect(Object.keys(p["/api/tick"].get.responses)).toContain("202");
+    expect(Object.keys(p["/api/openapi.json"].get.responses)).toContain("404");
+  });
+
   // The options repeated in each job's envelope were 86% of a 2.9 MB document at 2,000 jobs, made again for each
   // request where the queue is made per request (Vercel, Workers): 265 ms each.
   it("documents 2,000 jobs in about 300 bytes each beside their payloads, and once for queues made per request of the same jobs", async () => {
@@ -95,7 +107,10 @@ describe("stats, tick, openapi, routing", () => {
     const schemas = (doc as { components: { schemas: Record<string, unknown> } }).components.schemas;
     const envelopes = JSON.stringify(schemas.Enqueue).length;
     expect(envelopes / 2_000).toBeLessThan(300);
-    expect(schemas.EnqueueOptions).toMatchObject({ properties: { runAt: { type: "string" }, debounce: { required: ["key", "delayMs"] } } });
+    // Each option also as null, which the server reads as not given.
+    expect(schemas.EnqueueOptions).toMatchObject({
+      properties: { runAt: { anyOf: [{ type: "string" }, { type: "null" }] }, debounce: { anyOf: [{ required: ["key", "delayMs"] }, { type: "null" }] } },
+    });
     let made = 0;
     const counting: typeof openApiDocument = (registry, schemas) => (made++, openApiDocument(registry, schemas));
     const perRequest = createApp({ jobs: async () => ({ jobs: h.make(defs.slice(0, 50)) }), env: { JOBS_API_TOKEN: API_TOKENS }, openApi: counting });

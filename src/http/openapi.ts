@@ -1,5 +1,5 @@
 import type { AnyJob } from "../job.js";
-import { JOB_STATUSES, MAX_ATTEMPTS, MAX_NEXT_RUNS, MAX_RUNS_PER_PAGE } from "../terms.js";
+import { DEAD_REASONS, JOB_STATUSES, MAX_ATTEMPTS, MAX_NEXT_RUNS, MAX_RUNS_PER_PAGE } from "../terms.js";
 import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { STATUS } from "./api-errors.js";
 import {
@@ -51,7 +51,7 @@ const OPERATIONS: Record<RouteName, Operation> = {
     },
   },
   "deadLetters.list": {
-    parameters: [...listParams, query("reason", { type: "string" }, "only this reason")],
+    parameters: [...listParams, query("reason", { enum: [...DEAD_REASONS] }, "only this reason")],
     responses: { "200": json(page("DeadLetterSummary"), "rows carry a payload preview; GET /api/dead-letters/{id} has the payload"), ...errors("invalid_options") },
   },
   "deadLetters.replayMany": {
@@ -59,10 +59,10 @@ const OPERATIONS: Record<RouteName, Operation> = {
       oneOf: [
         { type: "object", additionalProperties: false, required: ["ids"], properties: { ids } },
         {
-          type: "object", additionalProperties: false, required: ["job"],
+          type: "object", additionalProperties: false, description: "a filter; {} is every job's letters, oldest first",
           properties: {
-            job: { type: "string" }, reason: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: MAX_BULK_REPLAY },
-            cursor: { type: "string", description: "the nextCursor of the call before, to go on from where it stopped" },
+            job: { type: "string", minLength: 1 }, reason: { enum: [...DEAD_REASONS] }, limit: { type: "integer", minimum: 1, maximum: MAX_BULK_REPLAY },
+            cursor: { type: "string", minLength: 1, description: "the nextCursor of the call before, to go on from where it stopped" },
           },
         },
       ],
@@ -139,7 +139,12 @@ const OPERATIONS: Record<RouteName, Operation> = {
   "schedules.resume": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
   "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
   stats: { responses: { "200": json(statsSchema), ...errors("invalid_options") } },
-  health: { responses: { "200": json({ type: "object" }), "503": json(ref("Error"), "database unreachable") } },
+  health: {
+    responses: {
+      "200": json({ type: "object", required: ["ok", "lastTickAt"], properties: { ok: { const: true }, lastTickAt: nullable("string") } }),
+      "503": json(ref("Error"), "database unreachable, or misconfigured"),
+    },
+  },
   tick: {
     responses: {
       "200": json({ type: "object" }, "the tick's report"),
@@ -148,8 +153,14 @@ const OPERATIONS: Record<RouteName, Operation> = {
       ...errors(),
     },
   },
-  "tick.get": { responses: { "200": json({ type: "object" }, "the tick's report"), ...errors() } },
-  openapi: { responses: { "200": json({ type: "object" }), "401": json(ref("Error"), "error: unauthorized") } },
+  "tick.get": {
+    responses: {
+      "200": json({ type: "object" }, "the tick's report"),
+      "202": { description: "with `x-pgtick-async: 1`: accepted, the tick runs on after the answer" },
+      ...errors(),
+    },
+  },
+  openapi: { responses: { "200": json({ type: "object" }), "401": json(ref("Error"), "error: unauthorized"), "404": json(ref("Error"), "error: no_route (an app built without the document)") } },
 };
 
 const SECURITY = { token: [{ apiToken: [] }], cron: [{ cronSecret: [] }], open: [] } as const;
@@ -281,21 +292,25 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
 };
 
 /** What an enqueue may say beside its job and payload. */
+/** An option given as null is read as not given (as the library reads undefined). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }], ...(schema.description ? { description: schema.description } : {}) });
+
 const enqueueOptions: Schema = {
   type: "object",
+  description: "an option given as null is read as not given",
   properties: {
-    runAt: { type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" },
-    delayMs: { type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" },
-    idempotencyKey: { type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" },
-    maxAttempts: { type: "integer", minimum: 1, maximum: MAX_ATTEMPTS },
-    priority: { type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" },
-    correlationId: { type: "string", minLength: 1, maxLength: 255 },
-    debounce: {
+    runAt: orNull({ type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" }),
+    delayMs: orNull({ type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" }),
+    idempotencyKey: orNull({ type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" }),
+    maxAttempts: orNull({ type: "integer", minimum: 1, maximum: MAX_ATTEMPTS }),
+    priority: orNull({ type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" }),
+    correlationId: orNull({ type: "string", minLength: 1, maxLength: 255 }),
+    debounce: orNull({
       type: "object",
       additionalProperties: false,
       required: ["key", "delayMs"],
       properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
-      description: "while a job with this name and key is queued, replace its payload and make it due delayMs from now (not with runAt, delayMs or idempotencyKey)",
-    },
+      description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now); not with runAt, delayMs or idempotencyKey",
+    }),
   },
 };

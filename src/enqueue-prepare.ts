@@ -37,7 +37,9 @@ const badOption = (message: string, where: Record<string, unknown>, field: strin
 const shortText = (value: unknown, field: string, where: Record<string, unknown>): string | null => {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string" || value.length === 0 || longerThan(value, MAX_KEY_CHARS) || unstorable(value)) {
-    return badOption(`${field} must be a string of 1 to 255 characters`, where, field);
+    // Said as the query filters and the limits' keys say it: "1 to 255 characters" alone read as wrong for "a\u0000b".
+    const what = typeof value === "string" && value.length > 0 && !longerThan(value, MAX_KEY_CHARS) ? " without U+0000 or a lone surrogate" : "";
+    return badOption(`${field} must be a string of 1 to 255 characters${what}`, where, field);
   }
   return value;
 };

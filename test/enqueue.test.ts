@@ -90,6 +90,13 @@ describe("enqueue", () => {
     ]));
   });
 
+  it("says what is wrong with a key holding U+0000 (it said only '1 to 255 characters')", async () => {
+    const jobs = await h.isolated([email]);
+    const error = await caught(jobs.enqueue("send-email", { to: "a@example.com", subject: "x" }, { idempotencyKey: "a\u0000b" }));
+    expect(error.message).toBe("idempotencyKey must be a string of 1 to 255 characters without U+0000 or a lone surrogate");
+    expect((await caught(jobs.enqueue("send-email", { to: "a@example.com", subject: "x" }, { correlationId: "" }))).message).toBe("correlationId must be a string of 1 to 255 characters");
+  });
+
   it("counts a key's 255 characters as PostgreSQL and the filters do (code points), not in UTF-16 units", async () => {
     const jobs = await h.isolated([email]);
     const payload = { to: "a@example.com", subject: "x" };

@@ -6,6 +6,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineJob, PermanentJobError } from "../src/index.js";
 import { EXIT } from "../src/exit-codes.js";
 import { migrations } from "../src/migrations.generated.js";
 import { freePort } from "./support/postgres.js";
@@ -402,15 +404,21 @@ describe("a database that takes the connection and never answers, and a broken j
     expect(await h.rows(`SELECT id FROM ${prefix}queue`)).toEqual([]);
   });
 
-  it("exits quietly when the reader of its output goes away (| head): no EPIPE stack, exit 0", async () => {
+  it("exits quietly, with its own code, when the reader of its output goes away (| head): no EPIPE stack", async () => {
     const { env } = await fresh();
-    const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), "stats"], { cwd: root, env: isolatedEnv(env) });
-    // The reader is gone before the command writes its answer.
-    child.stdout.destroy();
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
+    const run = async (args: string[]) => {
+      const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), ...args], { cwd: root, env: isolatedEnv(env) });
+      // The reader is gone before the command writes its answer.
+      child.stdout.destroy();
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((done) => child.on("exit", (c) => done(c)));
+      return { code, stderr };
+    };
+    expect(await run(["stats"])).toEqual({ code: 0, stderr: "" });
+    // Two letters that are not there: exit 4, as without the pipe (the closed pipe's exit said 0).
+    const ids = ["00000000-0000-7000-8000-000000000001", "00000000-0000-7000-8000-000000000002"];
+    expect(await run(["dead-letters", "replay", ...ids])).toEqual({ code: EXIT.notFound, stderr: "" });
   });
 
   it("cancels on the server a statement given up on at its bound before it exits (exit 7): the enqueue ran later, and a retry made two jobs", async () => {
@@ -429,6 +437,29 @@ describe("a database that takes the connection and never answers, and a broken j
     await new Promise((r) => setTimeout(r, 300));
     expect(await h.rows(`SELECT id FROM ${prefix}queue`)).toEqual([]);
   }, 30_000);
+
+  it("says why a bulk replay left a letter a limit's key function refused (exit 3; it said 'no such dead letter' and exit 0)", async () => {
+    const { env, prefix } = await fresh();
+    const dies = defineJob({ name: "sync", schema: z.object({ region: z.string() }), handler: () => { throw new PermanentJobError("429"); } });
+    const v1 = h.make([dies], { tablePrefix: prefix });
+    const done = await v1.enqueueMany([{ job: "sync", payload: { region: "eu" } }, { job: "sync", payload: { region: "" } }]);
+    await v1.tick({ budgetMs: 3_000 });
+    mkdirSync(join(root, "test-results"), { recursive: true });
+    const dir = mkdtempSync(join(root, "test-results", "pgtick-limits-"));
+    try {
+      const mod = join(dir, "jobs.ts");
+      writeFileSync(mod, [
+        `import { z } from "zod";`,
+        `import { defineJob } from ${JSON.stringify(resolve(root, "src/index.ts"))};`,
+        `export const jobs = [defineJob({ name: "sync", schema: z.object({ region: z.string() }), concurrency: { limit: 1, key: (p) => p.region }, handler: () => {} })];`,
+      ].join("\n"));
+      const run = await bin(["dead-letters", "replay", done[0]!.id, done[1]!.id, "--jobs", mod], { ...env, JOBS_MODULE: mod });
+      expect(run.code).toBe(EXIT.rejected);
+      expect(run.stdout).toContain(`replayed 1 dead letter\nskipped ${done[1]!.id}: concurrency.key of job sync must return a string of 1 to 255 characters`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it("says a module whose schedule the job's schema refuses is broken (exit 6), for every command", async () => {
     const { env } = await fresh();

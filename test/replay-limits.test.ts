@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
 import { flowKeysFor } from "../src/flow/keys.js";
-import { bulkReplay } from "../src/store/admin/replay-bulk.js";
+import { rekeyedReplay } from "../src/store/admin/replay-rekey.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("replay_limits");
@@ -106,7 +106,7 @@ describe("a bulk replay whose letters change between its read and its replay", (
       },
     } as typeof h.db;
     const rekey = { jobs: ["sync"], keysOf: (job: string, payload: unknown, id: string) => ({ keys: flowKeysFor(jobs.registry.get(job)!, payload, { id }) }) };
-    const done = await bulkReplay(db, jobs.tables, { job: "sync" }, rekey);
+    const done = await rekeyedReplay(db, jobs.tables, { job: "sync" }, rekey);
     expect([reads, done.replayed.length]).toEqual([2, 2]);
     expect(await keysOf(jobs.tables.queue)).toEqual([{ concurrency_key: "acme", flow_key: "c:sync:acme" }, { concurrency_key: "acme", flow_key: "c:sync:acme" }]);
 
@@ -116,8 +116,45 @@ describe("a bulk replay whose letters change between its read and its replay", (
     reads = 0;
     ids[0] = again[0]!;
     table = second.tables.deadLetters;
-    const error = await bulkReplay(db, second.tables, { ids: again }, rekey).catch((e: unknown) => e);
+    const error = await rekeyedReplay(db, second.tables, { ids: again }, rekey).catch((e: unknown) => e);
     expect([reads, isJobsError(error) && error.code]).toEqual([3, "conflict"]);
     expect((await second.deadLetters.list({})).items).toHaveLength(2);
   });
+});
+
+describe("a bulk replay whose letters' payloads are large together", () => {
+  it("reads them in parts of at most 4 MiB and replays every letter with its keys (it read all of them into the app at once)", async () => {
+    const v1 = await h.isolated([dies]);
+    const pad = "x".repeat(200_000);
+    await v1.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ job: "sync" as const, payload: { tenant: `t${i}`, region: "r0", pad } as never })));
+    await v1.tick({ budgetMs: 5_000, concurrency: 50 });
+    const { jobs } = limitedV2(v1.settings.tablePrefix, (p) => p.tenant);
+    let largest = 0;
+    let reads = 0;
+    const db = {
+      query: async (text: string, params?: unknown[], options?: object) => {
+        const result = await h.db.query(text, params, options);
+        if (text.includes("AS covered")) {
+          reads++;
+          largest = Math.max(largest, JSON.stringify(result.rows).length);
+        }
+        return result;
+      },
+    } as typeof h.db;
+    const rekey = { jobs: ["sync"], keysOf: (job: string, payload: unknown, id: string) => ({ keys: flowKeysFor(jobs.registry.get(job)!, payload, { id }) }) };
+    // By filter, with a limit past the first part: 25 replayed, and a cursor to go on from.
+    const first = await rekeyedReplay(db, jobs.tables, { job: "sync", limit: 25 }, rekey);
+    expect(first.replayed).toHaveLength(25);
+    expect(first.nextCursor).not.toBeNull();
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(largest).toBeLessThan(4.5 * 1024 * 1024);
+    // By ids: the other five, and one that is not there.
+    const rest = (await jobs.deadLetters.list({ limit: 100 })).items.map((d) => d.id);
+    const missing = "00000000-0000-7000-8000-000000000000";
+    const second = await rekeyedReplay(db, jobs.tables, { ids: [...rest, missing] }, rekey);
+    expect(second.replayed.sort()).toEqual(rest.sort());
+    expect(second.skipped).toEqual([{ id: missing, reason: "not_found" }]);
+    const keys = await h.rows<{ concurrency_key: string }>(`SELECT concurrency_key FROM ${jobs.tables.queue}`);
+    expect(keys.map((k) => k.concurrency_key).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `t${i}`).sort());
+  }, 60_000);
 });

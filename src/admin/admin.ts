@@ -15,6 +15,7 @@ import { listJobs, type ListJobsQuery } from "../store/admin/jobs-list.js";
 import { replayDeadLetter } from "../store/admin/replay.js";
 import { replayAsIs, replayEdit } from "./replay-edit.js";
 import { bulkReplay, type BulkReplayResult, type BulkReplaySelector, MAX_BULK_REPLAY, type ReplayRekey } from "../store/admin/replay-bulk.js";
+import { rekeyedReplay } from "../store/admin/replay-rekey.js";
 import { letterKeys } from "./replay-keys.js";
 import { getStats, type Stats } from "../store/admin/stats.js";
 import { getSeries, type Series, seriesRange } from "../store/admin/series.js";
@@ -200,7 +201,7 @@ export const queueAdmin = (env: {
         return { id: done.id, replayed: true };
       },
       // With limits in code, the letters' keys are computed again for their replay (see replay-keys.ts).
-      replayMany: (selector) => bulkReplay(db, t, selector, env.flow?.enabled ? rekey : undefined),
+      replayMany: (selector) => (env.flow?.enabled ? rekeyedReplay(db, t, selector, rekey) : bulkReplay(db, t, selector)),
       async discard(id) {
         if ((await discardDeadLetters(db, t, [id])).length === 0) throw notFound("dead letter", id);
         return { id, discarded: true };

@@ -17,14 +17,16 @@ const onSignal = () => {
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-// A reader that stops reading (`pgtick runs list | head`) is no failure of the command: exit quietly,
-// as other tools do, rather than with an unhandled EPIPE and a stack.
+// A reader that stops reading (`pgtick runs list | head`) is no failure of the command: what is left to
+// write is dropped, and the command ends with its own exit code, rather than with an unhandled EPIPE and a stack.
+const closed = new Set<NodeJS.WriteStream>();
 for (const stream of [process.stdout, process.stderr]) {
   stream.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(controller.signal.aborted ? EXIT.interrupted : EXIT.ok);
-    throw error;
+    if (error.code !== "EPIPE") throw error;
+    closed.add(stream);
   });
 }
+const write = (stream: NodeJS.WriteStream, text: string) => void (closed.has(stream) || stream.write(text));
 
 const readStdin = async (): Promise<string> => {
   const chunks: Buffer[] = [];
@@ -33,8 +35,8 @@ const readStdin = async (): Promise<string> => {
 };
 
 const code = await runCli(process.argv.slice(2), {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
+  stdout: (text) => write(process.stdout, text),
+  stderr: (text) => write(process.stderr, text),
   env: process.env,
   cwd: process.cwd(),
   signal: controller.signal,
@@ -43,7 +45,7 @@ const code = await runCli(process.argv.slice(2), {
 // Done once the command is: a tick's handlers still going when it returned were requeued and their
 // late results are fenced out, so the process does not wait for them (nor for a late settle that
 // could only time out on a closed pool). Output is flushed first.
-const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((done) => stream.write("", () => done()));
+const flushed = (stream: NodeJS.WriteStream) => new Promise<void>((done) => (closed.has(stream) ? done() : stream.write("", () => done())));
 await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
 // A command whose statement Ctrl-C cancelled failed because it was interrupted (see Session).
 process.exit(controller.signal.aborted && code !== EXIT.ok ? EXIT.interrupted : code);

@@ -115,7 +115,11 @@ const replay: CommandSpec = {
     session.print(result, () => {
       const lines = [`replayed ${plural(result.replayed.length, "dead letter")}`];
       for (const s of result.skipped) {
-        lines.push(s.reason === "conflict" ? `skipped ${s.id}: a queued or running job holds its id or idempotency key` : `skipped ${s.id}: no such dead letter`);
+        lines.push(
+          s.reason === "conflict" ? `skipped ${s.id}: a queued or running job holds its id or idempotency key`
+          : s.reason === "invalid_options" ? `skipped ${s.id}: ${s.message ?? "its job's limits refused its payload"}`
+          : `skipped ${s.id}: no such dead letter`,
+        );
       }
       // Counted up to a limit: at it, there may be many more.
       if (result.nextCursor !== null) {
@@ -125,7 +129,7 @@ const replay: CommandSpec = {
       return lines.join("\n");
     });
     const reasons = new Set(result.skipped.map((s) => s.reason));
-    return reasons.has("not_found") ? EXIT.notFound : reasons.has("conflict") ? EXIT.conflict : EXIT.ok;
+    return reasons.has("invalid_options") ? EXIT.rejected : reasons.has("not_found") ? EXIT.notFound : reasons.has("conflict") ? EXIT.conflict : EXIT.ok;
   },
 };
 

@@ -59,33 +59,17 @@ export interface ReplayRekey {
   readonly keysOf: (jobName: string, payload: unknown, id: string) => LetterKeys;
 }
 
-/** How often a bulk replay reads its letters again when they changed between its two statements. */
-const REKEY_TRIES = 3;
-
 /**
  * Replays many dead letters in ONE statement (delete + insert in a CTE). Dead
  * letters whose id or idempotency key a live job holds stay where they are; of
- * several with one key, only the newest is replayed. With `rekey`, a read first
- * gives the letters' payloads to compute their keys from, and the replay stores
- * them only for the letters as read (else it changes nothing and reads again).
+ * several with one key, only the newest is replayed. (With limits in code, see
+ * replay-rekey.ts: their keys are computed again first.)
  */
-export const bulkReplay = async (db: Db, t: Tables, selector: BulkReplaySelector, rekey?: ReplayRekey): Promise<BulkReplayResult> => {
-  if (!rekey) return replayOnce(db, t, selector);
-  let began: string | undefined;
-  for (let attempt = 1; ; attempt++) {
-    const read = (await replayOnce(db, t, selector, { rekey, began })) as Read;
-    // A walk keeps the start its first read saw: its replay selects only letters dead by then.
-    began ??= read.began ?? undefined;
-    const keyed = read.letters.map((l) => ({ ...l, ...rekey.keysOf(l.job, l.payload, l.id) }));
-    const done = await replayOnce(db, t, selector, { rekey, began, keyed });
-    if (!("stale" in done)) return done as BulkReplayResult;
-    if (attempt >= REKEY_TRIES) throw new JobsError("conflict", "the dead letters changed while they were being replayed; nothing was replayed, try again");
-  }
-};
+export const bulkReplay = (db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult> => replayStep(db, t, selector);
 
-type Keyed = { id: string; job: string; replays: number; payload?: unknown } & LetterKeys;
+export type Keyed = { id: string; job: string; replays: number; payload?: unknown } & LetterKeys;
 
-interface Phase {
+export interface Phase {
   readonly rekey: ReplayRekey;
   /** A walk's start as the read saw it (its replay must select no letter the read did not). */
   readonly began?: string;
@@ -93,11 +77,19 @@ interface Phase {
   readonly keyed?: readonly Keyed[];
 }
 
-type Read = { letters: Array<{ id: string; job: string; replays: number; payload: unknown }>; began: string | null };
+/**
+ * What a read before a replay with keys found, in the order the replay takes them: the letters of `covered`
+ * (as many as READ_BYTES of payloads allow, at least one) with the payloads of those whose keys are computed
+ * again, and how many the replay would have selected (`picked`; more than covered: the read was cut short).
+ */
+export type Read = { letters: Array<{ id: string; job: string; replays: number; payload: unknown }>; covered: string[]; picked: number; began: string | null };
 
-async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult>;
-async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector, phase: Phase): Promise<BulkReplayResult | Read | { stale: true }>;
-async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector, phase?: Phase): Promise<BulkReplayResult | Read | { stale: true }> {
+/** The most payload text a read before a replay brings into the app (Neon's HTTP endpoint answers 10 MiB at most). */
+export const READ_BYTES = 4 * 1024 * 1024;
+
+export async function replayStep(db: Db, t: Tables, selector: BulkReplaySelector): Promise<BulkReplayResult>;
+export async function replayStep(db: Db, t: Tables, selector: BulkReplaySelector, phase: Phase): Promise<BulkReplayResult | Read | { stale: true }>;
+export async function replayStep(db: Db, t: Tables, selector: BulkReplaySelector, phase?: Phase): Promise<BulkReplayResult | Read | { stale: true }> {
   const p = new Params();
   let pick: string;
   let requested: string[] = [];
@@ -172,13 +164,22 @@ async function replayOnce(db: Db, t: Tables, selector: BulkReplaySelector, phase
   }
   if (reading) {
     const rekeyed = `(d.job_name = ANY (${p.add(phase!.rekey.jobs)}::text[]) OR d.flow_key IS NOT NULL)`;
+    // In the replay's order (by filter, its walk's), cut where the payloads to read pass READ_BYTES.
     const { rows } = await db.query<Read>(
-      `WITH ${walked}pick AS (${pick})
-       SELECT coalesce((SELECT json_agg(json_build_object('id', d.id, 'job', d.job_name, 'replays', d.replays, 'payload', d.payload))
-         FROM ${t.deadLetters} d WHERE d.id = ANY (ARRAY(SELECT id FROM pick)) AND ${rekeyed}), '[]'::json) AS letters, ${isoSql(began)} AS began`,
+      `WITH ${walked}pick AS (${pick}),
+       sized AS (
+         SELECT d.id, d.job_name, d.replays, d.dead_at, ${rekeyed} AS need,
+                sum(CASE WHEN ${rekeyed} THEN octet_length(d.payload::text) ELSE 0 END) OVER (ORDER BY d.dead_at, d.id) AS upto,
+                row_number() OVER (ORDER BY d.dead_at, d.id) AS n
+         FROM ${t.deadLetters} d WHERE d.id = ANY (ARRAY(SELECT id FROM pick))),
+       covered AS (SELECT * FROM sized WHERE upto <= ${p.add(READ_BYTES)} OR n = 1)
+       SELECT coalesce((SELECT json_agg(json_build_object('id', c.id, 'job', c.job_name, 'replays', c.replays, 'payload', d.payload) ORDER BY c.n)
+         FROM covered c JOIN ${t.deadLetters} d ON d.id = c.id WHERE c.need), '[]'::json) AS letters,
+         coalesce((SELECT json_agg(c.id ORDER BY c.n) FROM covered c), '[]'::json) AS covered,
+         (SELECT count(*) FROM sized)::int AS picked, ${isoSql(began)} AS began`,
       p.values,
     );
-    return rows[0] ?? { letters: [], began: null };
+    return rows[0] ?? { letters: [], covered: [], picked: 0, began: null };
   }
   // The letters' keys, for the letters as read (a letter replayed and dead again since has more replays).
   const keys = phase?.keyed

@@ -662,7 +662,7 @@ describe("dashboard schedules", () => {
 });
 
 describe("dashboard schedule Run now", () => {
-  it("queues one job when the same form is posted twice (a double click), also after that job has run; another visit's form queues another", async () => {
+  it("queues one job when the same form is posted twice (a double click), also after that job has run; the page showing that run queues another", async () => {
     const api = createJobs({ db: h.main, jobs: defs, logger: silentLogger, schedules: [{ name: "run-twice", cron: "0 3 * * *", job: "note", payload: { text: "twice" } }] });
     const runApp = createApp({ jobs: api, env });
     const res = await runApp.request(`${ORIGIN}/dashboard/login`, {
@@ -673,25 +673,28 @@ describe("dashboard schedule Run now", () => {
     const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
     const page = async () => {
       const text = await (await runApp.request(`${ORIGIN}/dashboard/schedules`, { headers: { cookie } })).text();
-      const card = new RegExp(`action="/dashboard/schedules/run-twice/run"[^>]*>[\\s\\S]*?name="once" value="([^"]+)"`).exec(text);
-      return { csrf: /name="_csrf" value="([^"]+)"/.exec(text)![1]!, once: card![1]! };
+      const card = new RegExp(`action="/dashboard/schedules/run-twice/run"[^>]*>[\\s\\S]*?name="after" value="([^"]+)"`).exec(text);
+      return { csrf: /name="_csrf" value="([^"]+)"/.exec(text)![1]!, after: card![1]! };
     };
     const runNow = (fields: Record<string, string>) =>
       runApp.request(`${ORIGIN}/dashboard/schedules/run-twice/run`, { method: "POST", headers: { origin: ORIGIN, "content-type": "application/x-www-form-urlencoded", cookie }, body: form(fields) });
     const notes = async () => (await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM jobs_queue WHERE job_name = 'note' AND correlation_id LIKE 'schedule:run-twice:manual:%'`))[0]!.n;
-    const { csrf, once } = await page();
-    const [a, b] = await Promise.all([1, 2].map(() => runNow({ _csrf: csrf, once })));
+    const { csrf, after } = await page();
+    expect(after).toBe("none");
+    // The form is the same at every refresh (a token made per render changed the live part every 3 s).
+    expect((await page()).after).toBe(after);
+    const [a, b] = await Promise.all([1, 2].map(() => runNow({ _csrf: csrf, after })));
     expect([a!.status, b!.status]).toEqual([303, 303]);
     expect(await notes()).toBe(1);
     // The job runs; a late second click finds its run in the history and queues nothing.
     await api.tick({ budgetMs: 3_000 });
     expect(await notes()).toBe(0);
-    expect((await runNow({ _csrf: csrf, once })).status).toBe(303);
+    expect((await runNow({ _csrf: csrf, after })).status).toBe(303);
     expect(await notes()).toBe(0);
-    // Another visit's form is another run.
+    // The page now shows that run as the schedule's last job: its form is another run.
     const again = await page();
-    expect(again.once).not.toBe(once);
-    await runNow({ _csrf: again.csrf, once: again.once });
+    expect(again.after).not.toBe(after);
+    await runNow({ _csrf: again.csrf, after: again.after });
     expect(await notes()).toBe(1);
     await h.db.query(`DELETE FROM jobs_queue WHERE job_name = 'note'`);
     await h.db.query(`DELETE FROM jobs_schedules WHERE name = 'run-twice'`);

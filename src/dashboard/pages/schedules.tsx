@@ -95,8 +95,9 @@ const Schedules: FC<SchedulesProps> = ({ base, csrf, page, cursor, notice, alert
               </form>
               <form method="post" action={act(s, "run")} class="inline">
                 <Csrf token={csrf} />
-                {/* One form, one run: a double click (or a second tab posting this same form) queues it once. */}
-                <input type="hidden" name="once" value={crypto.randomUUID()} />
+                {/* A run after the last job the page shows: a double click (or a second tab) queues it once. Not a token made
+                    per render: this part of the page refreshes, and one changing at every refresh was swapped in every 3 s. */}
+                <input type="hidden" name="after" value={s.lastJobId ?? "none"} />
                 <button type="submit" class="primary" aria-label={`Run now: ${s.name}`}>
                   Run now
                 </button>
@@ -143,8 +144,8 @@ export const schedulePages: Routes = (app, deps) => {
   act("pause", "paused", (name, api) => api.pause(name));
   act("resume", "resumed", (name, api) => api.resume(name));
   act("run", "ran", async (name, api, c) => {
-    const once = formText(c.var.form.once);
-    const key = once && /^[0-9a-f-]{36}$/.test(once) ? `dashboard:schedule-run:${once}` : undefined;
+    const after = formText(c.var.form.after);
+    const key = after && /^([0-9a-f-]{36}|none)$/.test(after) ? `dashboard:schedule-run:${name}:${after}` : undefined;
     // While its job is queued or running the key dedupes; once it has run, its run in the history holds the key.
     const before = key ? (await c.var.jobs.runs.list({ idempotencyKey: key, limit: 1 })).items[0] : undefined;
     return before ? { id: before.jobId, deduplicated: true } : api.run(name, key ? { idempotencyKey: key } : {});

@@ -101,6 +101,10 @@ describe("typed client against the app on a real socket", () => {
     expect(await client.schedules.resume("daily-resize")).toMatchObject({ paused: false });
     const run = await client.schedules.run("daily-resize");
     expect((await client.get(run.id))?.payload).toEqual({ url: "https://x.test/a.png", width: 10 });
+    // A retried call with a key returns the job the first one queued.
+    const keyed = await client.schedules.run("daily-resize", { idempotencyKey: "retry-7" });
+    expect(await client.schedules.run("daily-resize", { idempotencyKey: "retry-7" })).toEqual({ id: keyed.id, deduplicated: true });
+    expect(keyed).toEqual({ id: expect.any(String), deduplicated: false });
   });
 
   it("surfaces auth failures as JobsApiError 401", async () => {

@@ -57,6 +57,16 @@ describe("schedules API", () => {
     expect(kicks).toEqual([{ ids: [r.body.id], dueNow: true }]);
   });
 
+  it("runs it once for a request sent twice with one key (header or body): 200 with the same job, no second kick", async () => {
+    kicks.length = 0;
+    const first = await call("POST", "/api/schedules/nightly-report/run", { headers: { "Idempotency-Key": "retry-1" } });
+    const again = await call("POST", "/api/schedules/nightly-report/run", { json: { idempotencyKey: "retry-1" } });
+    expect([first.status, again.status]).toEqual([201, 200]);
+    expect(again.body).toEqual({ id: first.body.id, deduplicated: true });
+    expect(kicks).toHaveLength(1);
+    expect((await call("POST", "/api/schedules/nightly-report/run", { json: { key: "x" } })).status).toBe(422);
+  });
+
   it("answers 404 not_found for a schedule not defined in code, and 405 for GET on an action", async () => {
     for (const action of ["pause", "resume", "run"]) {
       const r = await call("POST", `/api/schedules/nope/${action}`);

@@ -97,7 +97,8 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     list(params?: ListSchedulesQuery): Promise<Page<ScheduleInfo>>;
     pause(name: string): Promise<ScheduleInfo>;
     resume(name: string): Promise<ScheduleInfo>;
-    run(name: string): Promise<{ id: string }>;
+    /** One job of the schedule at once; with an `idempotencyKey`, a repeat (a retried request) while it is queued or running returns it. */
+    run(name: string, options?: { idempotencyKey?: string }): Promise<{ id: string; deduplicated: boolean }>;
   };
   stats(): Promise<Stats>;
   health(): Promise<{ ok: boolean; lastTickAt: string | null }>;
@@ -242,7 +243,7 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
       list: (params = {}) => call("schedules.list", { query: { ...params } }),
       pause: (schedule) => call("schedules.pause", name(schedule)),
       resume: (schedule) => call("schedules.resume", name(schedule)),
-      run: (schedule) => call("schedules.run", name(schedule)),
+      run: (schedule, options) => call("schedules.run", { ...name(schedule), ...(options?.idempotencyKey !== undefined ? { body: { idempotencyKey: options.idempotencyKey } } : {}) }),
     },
     stats: () => call("stats"),
     health: () => call("health"),

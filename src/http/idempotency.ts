@@ -1,5 +1,8 @@
 import type { Context } from "hono";
+import * as z from "zod/mini";
 import { JobsError } from "../errors.js";
+import { describeIssues } from "../payload.js";
+import { readJson } from "./body.js";
 
 const invalid = (message: string, field: string) => new JobsError("invalid_options", message, { field });
 
@@ -19,4 +22,17 @@ export const idempotencyKeyOf = (c: Context, fromBody: string | undefined): stri
   }
   if (fromBody !== undefined && fromBody !== header) throw invalid("the Idempotency-Key header and idempotencyKey in the body differ", "idempotencyKey");
   return header;
+};
+
+/** An optional body of a route that queues one job (a rerun, a schedule's run): a key that makes a repeat return the job it queued. */
+const KeyBody = z.strictObject({ idempotencyKey: z.optional(z.string()) });
+
+/** The key of such a route: from its optional body `{ idempotencyKey }`, its Idempotency-Key header, or both. */
+export const requestKey = async (c: Context, maxBodyBytes: number): Promise<string | undefined> => {
+  const body = await readJson(c, maxBodyBytes, { optional: true });
+  const parsed = z.safeParse(KeyBody, body === undefined ? {} : body);
+  if (!parsed.success) {
+    throw new JobsError("invalid_options", `send no body, or { "idempotencyKey": ... } so that a repeat returns the same job`, { issues: describeIssues(parsed.error.issues) });
+  }
+  return idempotencyKeyOf(c, parsed.data.idempotencyKey);
 };

@@ -137,7 +137,15 @@ const OPERATIONS: Record<RouteName, Operation> = {
   },
   "schedules.pause": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
   "schedules.resume": { responses: { "200": json(ref("Schedule"), "the schedule"), ...errors("not_found") } },
-  "schedules.run": { responses: { "201": json({ type: "object", properties: { id: { type: "string" } } }), ...errors("not_found") } },
+  "schedules.run": {
+    parameters: [{ name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" } }],
+    requestBody: body({ type: "object", additionalProperties: false, properties: { idempotencyKey: { type: "string", minLength: 1, maxLength: 255 } } }, false),
+    responses: {
+      "201": json({ type: "object", properties: { id: { type: "string" }, deduplicated: { const: false } } }),
+      "200": json({ type: "object", properties: { id: { type: "string" }, deduplicated: { const: true } } }, "a job with the key was queued or running: that one"),
+      ...errors("not_found", "invalid_options", "malformed_json", "unsupported_media_type", "payload_too_large"),
+    },
+  },
   stats: { responses: { "200": json(statsSchema), ...errors("invalid_options") } },
   health: {
     responses: {

@@ -1,14 +1,8 @@
-import * as z from "zod/mini";
 import { JobsError } from "../../errors.js";
-import { describeIssues } from "../../payload.js";
-import { readJson } from "../body.js";
-import { idempotencyKeyOf } from "../idempotency.js";
+import { requestKey } from "../idempotency.js";
 import type { RunOutcome } from "../../store/runs/run-views.js";
 import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
 import { intParam, queryParams } from "../params.js";
-
-/** A rerun's optional body: a key that makes a repeat (a retried request) return the job it queued. */
-const RerunBody = z.strictObject({ idempotencyKey: z.optional(z.string()) });
 
 /** The run history: lists and one run; `rerun` enqueues a new job with the run's payload. */
 export const runHandlers: Handlers<"runs.list" | "runs.get" | "runs.rerun"> = {
@@ -27,12 +21,7 @@ export const runHandlers: Handlers<"runs.list" | "runs.get" | "runs.rerun"> = {
     return c.json(run);
   },
   async "runs.rerun"(c, config) {
-    const body = await readJson(c, config.maxBodyBytes, { optional: true });
-    const parsed = z.safeParse(RerunBody, body === undefined ? {} : body);
-    if (!parsed.success) {
-      throw new JobsError("invalid_options", `send no body, or { "idempotencyKey": ... } so that a repeat returns the same job`, { issues: describeIssues(parsed.error.issues) });
-    }
-    const idempotencyKey = idempotencyKeyOf(c, parsed.data.idempotencyKey);
+    const idempotencyKey = await requestKey(c, config.maxBodyBytes);
     const done = await (await jobsOf(c)).runs.rerun(c.req.param("id")!, { idempotencyKey });
     if (!done.deduplicated) await notifyEnqueued(config, c, [done.id], true);
     return c.json(done, done.deduplicated ? 200 : 201);

@@ -1,4 +1,5 @@
 import { type Handlers, jobsOf, notifyEnqueued } from "../api-context.js";
+import { requestKey } from "../idempotency.js";
 import { intParam, queryParams } from "../params.js";
 
 /** Schedules are defined in code; the API lists them and pauses, resumes or runs one (`not_found` for other names). */
@@ -14,8 +15,9 @@ export const scheduleHandlers: Handlers<"schedules.list" | "schedules.pause" | "
     return c.json(await (await jobsOf(c)).schedules.resume(c.req.param("name")!));
   },
   async "schedules.run"(c, config) {
-    const { id } = await (await jobsOf(c)).schedules.run(c.req.param("name")!);
-    await notifyEnqueued(config, c, [id], true);
-    return c.json({ id }, 201);
+    const idempotencyKey = await requestKey(c, config.maxBodyBytes);
+    const done = await (await jobsOf(c)).schedules.run(c.req.param("name")!, idempotencyKey === undefined ? {} : { idempotencyKey });
+    if (!done.deduplicated) await notifyEnqueued(config, c, [done.id], true);
+    return c.json({ id: done.id, deduplicated: done.deduplicated === true }, done.deduplicated ? 200 : 201);
   },
 };

@@ -17,13 +17,6 @@ interface CancelConnection {
 /** How long a cancel request's own connection may stay open: a server that neither answers nor closes it kept it (and a CLI process) for minutes. */
 const CANCEL_WITHIN_MS = 5_000;
 
-/**
- * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
- * on a connection of its own), best effort; the client is then closed, so no later statement of
- * its can be the one cancelled. A statement given up on at its bound goes on otherwise: one waiting
- * on a lock runs when the lock frees, and its claim holds jobs nobody runs until their leases expire,
- * each an attempt spent. Closing the client's socket does not stop a backend that waits.
- */
 /** Cancel requests not yet delivered or given up: a process about to exit waits for them (see `cancelsSent`). */
 const sending = new Set<Promise<void>>();
 
@@ -38,6 +31,13 @@ export const cancelsSent = async (ms: number): Promise<void> => {
   await Promise.race([Promise.all(sending), new Promise<void>((done) => (timer = setTimeout(done, ms)))]).finally(() => clearTimeout(timer));
 };
 
+/**
+ * Asks the server to cancel the statement a pool's client is running (PostgreSQL's cancel request,
+ * on a connection of its own), best effort; the client is then closed, so no later statement of
+ * its can be the one cancelled. A statement given up on at its bound goes on otherwise: one waiting
+ * on a lock runs when the lock frees, and its claim holds jobs nobody runs until their leases expire,
+ * each an attempt spent. Closing the client's socket does not stop a backend that waits.
+ */
 export const cancelOnServer = (client: unknown): void => {
   const c = client as Cancellable & { constructor: new (params: unknown) => { connection?: Partial<CancelConnection> } };
   const params = c.connectionParameters;

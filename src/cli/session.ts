@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import pg from "pg";
-import { DEFAULT_JOBS_MODULE } from "../module/load-module.js";
+import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
+import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
 import { read } from "../settings/catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
+import { cancelOnServer, cancelsSent } from "../db-cancel.js";
 import { runningDevServer } from "../dev/paths.js";
 import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
@@ -36,9 +38,6 @@ const within = async (work: Promise<unknown>, ms: number): Promise<void> => {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([work, new Promise<void>((done) => (timer = setTimeout(done, ms)))]).finally(() => clearTimeout(timer));
 };
-import { cancelOnServer, cancelsSent } from "../db-cancel.js";
-import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
-import { loadJobsModule } from "../module/load-module.js";
 
 /** Where a command reads and writes: injected so tests can run the CLI in-process. */
 export interface CliIo {

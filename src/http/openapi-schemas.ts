@@ -1,6 +1,6 @@
 import type { AnyJob } from "../job.js";
 import { RUN_OUTCOMES } from "../store/runs/run-views.js";
-import { DEAD_REASONS } from "../terms.js";
+import { DEAD_REASONS, MAX_ATTEMPTS } from "../terms.js";
 import { PAYLOAD_PREVIEW_CHARS } from "../store/admin/views.js";
 import { COUNT_BUDGET, COUNT_LIMIT, MIN_KEY_COUNT } from "../store/shared/bounded.js";
 import { MAX_LIMIT } from "../store/shared/paging.js";
@@ -167,5 +167,28 @@ export const statsSchema: Schema = {
         properties: { job: { type: "string" }, ...boundedCountProperties, lastDeadAt: TIME },
       },
     },
+  },
+};
+
+/** An option given as null is read as not given (as the library reads undefined). */
+const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }], ...(schema.description ? { description: schema.description } : {}) });
+
+export const enqueueOptions: Schema = {
+  type: "object",
+  description: "an option given as null is read as not given",
+  properties: {
+    runAt: orNull({ type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" }),
+    delayMs: orNull({ type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" }),
+    idempotencyKey: orNull({ type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" }),
+    maxAttempts: orNull({ type: "integer", minimum: 1, maximum: MAX_ATTEMPTS }),
+    priority: orNull({ type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" }),
+    correlationId: orNull({ type: "string", minLength: 1, maxLength: 255 }),
+    debounce: orNull({
+      type: "object",
+      additionalProperties: false,
+      required: ["key", "delayMs"],
+      properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
+      description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now); not with runAt, delayMs or idempotencyKey",
+    }),
   },
 };

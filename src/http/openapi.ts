@@ -1,9 +1,9 @@
 import type { AnyJob } from "../job.js";
-import { DEAD_REASONS, JOB_STATUSES, MAX_ATTEMPTS, MAX_NEXT_RUNS, MAX_RUNS_PER_PAGE } from "../terms.js";
+import { DEAD_REASONS, JOB_STATUSES, MAX_NEXT_RUNS, MAX_RUNS_PER_PAGE } from "../terms.js";
 import { MAX_BULK_REPLAY } from "../store/admin/replay-bulk.js";
 import { STATUS } from "./api-errors.js";
 import {
-  componentNames, deadLetterProperties, errors, jobProperties, json, listParams, nullable, page, path, previewProperties, query, ref,
+  componentNames, deadLetterProperties, enqueueOptions, errors, jobProperties, json, listParams, nullable, page, path, previewProperties, query, ref,
   runProperties, type Schema, scheduleSchema, statsSchema, TIME,
 } from "./openapi-schemas.js";
 import { ROUTE_SUMMARIES } from "./route-summaries.js";
@@ -300,25 +300,3 @@ export const openApiDocument = (registry: ReadonlyMap<string, AnyJob>, payloadSc
 };
 
 /** What an enqueue may say beside its job and payload. */
-/** An option given as null is read as not given (as the library reads undefined). */
-const orNull = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }], ...(schema.description ? { description: schema.description } : {}) });
-
-const enqueueOptions: Schema = {
-  type: "object",
-  description: "an option given as null is read as not given",
-  properties: {
-    runAt: orNull({ type: "string", description: "when it becomes due (not with delayMs): an ISO 8601 date and time with its offset, or a date (midnight UTC)" }),
-    delayMs: orNull({ type: "number", minimum: 0, maximum: 1e13, description: "due this long from now (not with runAt)" }),
-    idempotencyKey: orNull({ type: "string", minLength: 1, maxLength: 255, description: "while a job with this key is queued or running, enqueueing returns it" }),
-    maxAttempts: orNull({ type: "integer", minimum: 1, maximum: MAX_ATTEMPTS }),
-    priority: orNull({ type: "integer", minimum: -2147483647, maximum: 2147483647, description: "higher runs first" }),
-    correlationId: orNull({ type: "string", minLength: 1, maxLength: 255 }),
-    debounce: orNull({
-      type: "object",
-      additionalProperties: false,
-      required: ["key", "delayMs"],
-      properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
-      description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now); not with runAt, delayMs or idempotencyKey",
-    }),
-  },
-};

@@ -4,10 +4,10 @@ import type { EnqueueItem, EnqueueOptions } from "./enqueue.js";
 import { flowKeysFor } from "./flow/keys.js";
 import { newJobId } from "./ids.js";
 import type { AnyJob } from "./job.js";
-import { checkPayload, unstorable } from "./payload.js";
+import { checkPayload, keyText } from "./payload.js";
 import type { JobsSettings } from "./settings/library.js";
 import type { NewJobRow } from "./store/enqueue/insert-jobs.js";
-import { isMaxAttempts, longerThan, MAX_ATTEMPTS, MAX_KEY_CHARS } from "./terms.js";
+import { isMaxAttempts, MAX_ATTEMPTS } from "./terms.js";
 
 const INT32 = 2_147_483_647;
 
@@ -34,15 +34,6 @@ const badOption = (message: string, where: Record<string, unknown>, field: strin
   throw new JobsError("invalid_options", message, { ...where, field });
 };
 
-const shortText = (value: unknown, field: string, where: Record<string, unknown>): string | null => {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value.length === 0 || longerThan(value, MAX_KEY_CHARS) || unstorable(value)) {
-    // Said as the query filters and the limits' keys say it: "1 to 255 characters" alone read as wrong for "a\u0000b".
-    const what = typeof value === "string" && value.length > 0 && !longerThan(value, MAX_KEY_CHARS) ? " without U+0000 or a lone surrogate" : "";
-    return badOption(`${field} must be a string of 1 to 255 characters${what}`, where, field);
-  }
-  return value;
-};
 
 /** Validates one item completely (payload and options) and turns it into the row to insert. */
 export const prepareJob = (
@@ -81,7 +72,7 @@ export const prepareJob = (
     if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
     if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
     // Without a key there is nothing to debounce on: it would be a plain delayed job, silently.
-    debounceKey = shortText(d.key, "debounce.key", where) ?? badOption("debounce.key must be a string of 1 to 255 characters", where, "debounce.key");
+    debounceKey = keyText(d.key, "debounce.key", where) ?? badOption("debounce.key must be a string of 1 to 255 characters", where, "debounce.key");
     delayMs = Math.round(d.delayMs);
   }
   const priority = item.priority ?? job.priority ?? 0;
@@ -98,8 +89,8 @@ export const prepareJob = (
     delay_ms: delayMs,
     priority,
     max_attempts: maxAttempts,
-    idempotency_key: shortText(item.idempotencyKey, "idempotencyKey", where),
-    correlation_id: shortText(item.correlationId, "correlationId", where),
+    idempotency_key: keyText(item.idempotencyKey, "idempotencyKey", where),
+    correlation_id: keyText(item.correlationId, "correlationId", where),
     debounce_key: debounceKey,
     ...flowKeysFor(job, parsed, where),
     ...(traceparent ? { traceparent } : {}),

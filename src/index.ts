@@ -6,6 +6,7 @@ export { createJobs, type AnyJobs, type EnqueueItemFor, type Jobs, type JobsOpti
 export type { QueueAdmin, DeadLettersAdmin, RunsAdmin, ListJobsQuery, ListDeadLettersQuery, ListRunsQuery } from "./admin/admin.js";
 export { RUN_OUTCOMES, type RunOutcome, type RunSummary, type RunView } from "./store/runs/run-views.js";
 export type { LogLine } from "./store/tick/history.js";
+export { defineObserver } from "./observe/safe.js";
 export type { Observer, TickInfo, TickObservation, RunInfo, RunObservation, RunEnd, RunOutcome as ObservedRunOutcome, ReclaimedRun } from "./observe/observer.js";
 export { JobsError, MigrationLocked, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
 export { fromPg, fromNeonHttp, countingDb, StatementTimeout, type Db, type PgLike, type QueryResult, type QueryOptions } from "./db.js";

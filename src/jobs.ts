@@ -1,6 +1,7 @@
 import { type JobsSettings, type JobsSettingsInput, resolveSettings } from "./settings/library.js";
 import { type Db, fromPg, logConnectionErrors, type PgLike } from "./db.js";
 import { errorText } from "./error-text.js";
+import { JobsError } from "./errors.js";
 import { storedDueNow } from "./due-now.js";
 import { enqueueMany, type EnqueueItem, type EnqueueOptions, type EnqueueResult } from "./enqueue.js";
 import { type AnyJob, type JobInput, registryOf } from "./job.js";
@@ -8,7 +9,7 @@ import { jsonLogger, type Logger, safeLogger } from "./log.js";
 import { LATEST_MIGRATION, migrate, schemaBehind, schemaChecked } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
 import type { Observer } from "./observe/observer.js";
-import { safeObserver } from "./observe/safe.js";
+import { type SafeObserver, WIRE } from "./observe/safe.js";
 import { ADMIN_STATEMENT_MS, queueAdmin, type QueueAdmin } from "./admin/admin.js";
 import { wakeLiveTicks } from "./tick/live.js";
 import { tablesFor, type Tables } from "./store/shared/tables.js";
@@ -101,6 +102,18 @@ export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   readonly schedules: SchedulesApi;
 }
 
+/**
+ * The observer as the queue calls it, wired by what made it (`defineObserver`, `openTelemetry()`): that code
+ * comes with the observer, so a bundle without one carries none of it.
+ */
+const wired = (observer: Observer, logger: Logger): SafeObserver => {
+  const wire = (observer as { [WIRE]?: unknown })[WIRE];
+  if (typeof wire !== "function") {
+    throw new JobsError("invalid_config", "an observer must come from openTelemetry() or defineObserver(hooks) (both from pgtick): a plain object of hooks is not wired");
+  }
+  return wire(logger) as SafeObserver;
+};
+
 /** A queue whose job names are only known at run time (the HTTP API, the CLI, the dashboard). */
 export type AnyJobs = Jobs<readonly AnyJob[]>;
 
@@ -116,7 +129,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
   logConnectionErrors((options.db as Partial<Db>).driver ?? options.db, (error) => logger.log("warn", "idle database connection failed", { error: errorText(error) }));
   const given = asDb(options.db);
   const db = schemaChecked(given, tables.prefix);
-  const observer = options.observer ? safeObserver(options.observer, logger) : undefined;
+  const observer = options.observer ? wired(options.observer, logger) : undefined;
   // A migration that only rewrote a function fails no statement: the tick checks where the tables are.
   const schema = { needs: LATEST_MIGRATION, behind: (at: number) => schemaBehind(tables.prefix, at) };
   const scheduling = createScheduling({

@@ -3,6 +3,7 @@ import { errorText } from "./error-text.js";
 import { JobsError } from "./errors.js";
 import type { AnyJob } from "./job.js";
 import { jsonTextDeeperThan, MAX_PAYLOAD_DEPTH, valueDeeperThan } from "./json-limits.js";
+import { longerThan, MAX_KEY_CHARS } from "./terms.js";
 
 /** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
 /** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
@@ -69,6 +70,20 @@ export const unstorable = (text: string): string | undefined =>
   text.includes("\u0000") ? "U+0000 is not allowed in strings" : LONE_SURROGATE.test(text) ? "a lone UTF-16 surrogate is not valid Unicode" : undefined;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A key (idempotency key, correlation id, debounce key) as given: null when absent, else a string of 1 to
+ * 255 characters PostgreSQL can store, or `invalid_options` naming `field`.
+ */
+export const keyText = (value: unknown, field: string, where: Record<string, unknown> = {}): string | null => {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.length === 0 || longerThan(value, MAX_KEY_CHARS) || unstorable(value)) {
+    // Said as the query filters and the limits' keys say it: "1 to 255 characters" alone read as wrong for "a\u0000b".
+    const what = typeof value === "string" && value.length > 0 && !longerThan(value, MAX_KEY_CHARS) ? " without U+0000 or a lone surrogate" : "";
+    throw new JobsError("invalid_options", `${field} must be a string of 1 to 255 characters${what}`, { ...where, field });
+  }
+  return value;
+};
 
 /** Finds the first string or key PostgreSQL cannot store, so the error can point at it. */
 const findUnstorable = (

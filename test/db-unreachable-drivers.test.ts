@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import ws from "ws";
 import { databaseUnavailable } from "../src/db.js";
 import { misconfiguration } from "../src/errors.js";
-import { neonPool } from "../src/platform/neon.js";
+import { nodeNeonPool } from "../src/platform/neon.js";
 import { fromNeonHttp, fromPg } from "../src/index.js";
 import { freePort } from "./support/postgres.js";
 
@@ -40,8 +40,8 @@ describe("a database out of reach, through each driver", () => {
     neonConfig.webSocketConstructor = undefined;
     delete (globalThis as { WebSocket?: unknown }).WebSocket;
     try {
-      const error = (() => { try { neonPool({ DATABASE_URL: "postgres://u:p@db.example/test" }); } catch (e) { return e; } })();
-      expect(error).toMatchObject({ code: "invalid_config", message: expect.stringMatching(/no WebSocket for Neon's Pool: run on Node 22 or later, or set neonConfig.webSocketConstructor/) });
+      const error = (() => { try { nodeNeonPool({ DATABASE_URL: "postgres://u:p@db.example/test" }); } catch (e) { return e; } })();
+      expect(error).toMatchObject({ code: "invalid_config", message: expect.stringMatching(/no WebSocket for Neon's Pool: use Node 22 or later, or set neonConfig.webSocketConstructor/) });
       expect(misconfiguration(error)).toBe("");
     } finally {
       neonConfig.webSocketConstructor = given;

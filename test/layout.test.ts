@@ -52,7 +52,7 @@ const RULES: Record<string, Rule> = {
   "enqueue-prepare.ts": { imports: ["LEAVES", "DOMAIN"], types: ["enqueue.ts", "settings", "store/enqueue"] },
   admin: { imports: ["LEAVES", "DOMAIN", "store/admin", "store/runs", "migrate.ts"], types: ["store/shared", "enqueue.ts"] },
   schedules: { imports: ["LEAVES", "DOMAIN", "store/schedules", "store/shared"], types: ["settings", "tick"] },
-  observe: { imports: ["LEAVES"], types: ["tick"] },
+  observe: { imports: ["LEAVES"], types: ["tick", "store/tick"] },
   "migrate.ts": { imports: ["LEAVES", "store/shared", "migrations.node.ts", "migrations.elsewhere.ts", "migrations.latest.ts"] },
   "migrations.latest.ts": { imports: [] },
   // What #migrations gives: the migrations and their runner (Node), or stand-ins (a Worker).
@@ -61,14 +61,14 @@ const RULES: Record<string, Rule> = {
   "migrations.generated.ts": { imports: [], types: ["migrate.ts"] },
   "migrations.elsewhere.ts": { imports: ["LEAVES"], types: ["migrate.ts"] },
   "jobs.ts": { imports: ["LEAVES", "DOMAIN", "settings", "enqueue.ts", "admin", "tick", "schedules", "observe", "migrate.ts", "store/shared"] },
-  "index.ts": { imports: ["LEAVES", "DOMAIN", "settings", "jobs.ts", "migrate.ts", "schedules", "STORE"], types: ["admin", "tick", "observe", "enqueue.ts"] },
+  "index.ts": { imports: ["LEAVES", "DOMAIN", "settings", "jobs.ts", "migrate.ts", "schedules", "STORE", "observe"], types: ["admin", "tick", "observe", "enqueue.ts"] },
   http: { imports: ["LEAVES", "settings", "payload.ts", "READS"], types: ["job.ts", "jobs.ts", "enqueue.ts", "tick"] },
   // Its login is recorded through src/admin, like every other statement a presentation unit makes.
   dashboard: { imports: ["LEAVES", "settings", "READS", "admin/login.ts"], types: ["jobs.ts", "schedules", "flow"] },
   client: { imports: ["http/route-table.ts", "json-limits.ts"], types: ["enqueue.ts", "job.ts", "jobs.ts", "schedules", "READS", "http"] },
   module: { imports: ["LEAVES", "settings", "jobs.ts", "exit-codes.ts"], types: ["job.ts", "observe", "schedules"] },
   platform: { imports: ["LEAVES", "settings", "http", "module", "tick/live.ts"], types: ["tick"] },
-  otel: { imports: [], types: ["observe", "tick"] },
+  otel: { imports: ["observe"], types: ["observe", "tick"] },
   cli: { imports: ["LEAVES", "settings", "module", "migrate.ts", "dev/paths.ts", "READS", "exit-codes.ts"], types: ["jobs.ts", "enqueue.ts", "schedules", "admin"] },
   dev: { imports: ["LEAVES", "settings", "module", "http", "platform", "exit-codes.ts", "dashboard/dashboard-settings.ts"], types: ["tick"] },
   // Only the package's entry points (checked on their own below).
@@ -112,7 +112,7 @@ const OPERATOR_ONLY = ["src/cli/", "src/dev/", "src/module/load-module.ts", "src
 /** What each public entry point may pull in (its runtime imports, followed from the entry). */
 const ENTRIES: readonly EntryRule[] = [
   { entry: "pgtick/client", condition: "default", only: ["src/client/", "src/http/route-table.ts", "src/json-limits.ts"], packages: [] },
-  { entry: "pgtick/otel", condition: "default", only: ["src/otel/"], packages: ["@opentelemetry/api"] },
+  { entry: "pgtick/otel", condition: "default", only: ["src/otel/", "src/observe/", "src/error-text.ts"], packages: ["@opentelemetry/api"] },
   { entry: "pgtick", condition: "default", never: [...OPERATOR_ONLY, "src/http/", "src/dashboard/", "src/platform/", "src/module/"], packages: ["zod"] },
   { entry: "pgtick/http", condition: "default", only: ["src/http/", "src/dashboard/", ...LEAVES.map((l) => `src/${l}`), "src/settings/", "src/payload.ts", "src/job.ts", "src/flow/", "src/admin/login.ts", "src/store/admin/", "src/store/runs/", "src/store/shared/"], packages: ["hono", "zod"] },
   { entry: "pgtick/cloudflare", condition: "workerd", never: [...OPERATOR_ONLY, "src/migrations.generated.ts"], packages: ["hono", "zod", "@neondatabase/serverless"] },

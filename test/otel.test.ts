@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type AnyJob, createJobs, type Db, defineJob, memoryLogger, PermanentJobError, silentLogger } from "../src/index.js";
+import { type AnyJob, createJobs, type Db, defineJob, defineObserver, isJobsError, memoryLogger, PermanentJobError, silentLogger } from "../src/index.js";
 import type { Observer } from "../src/observe/observer.js";
 import { openTelemetry } from "../src/otel/index.js";
 import { harness, sleep } from "./support/harness.js";
@@ -19,10 +19,10 @@ trace.setGlobalTracerProvider(provider);
 const app = provider.getTracer("app");
 
 let queues = 0;
-/** A queue of its own tables (its prefix tells its spans and metrics apart), observed by `observe`. */
+/** A queue of its own tables (its prefix tells its spans and metrics apart), observed by `observe` (hooks of a test's own are wired here). */
 const queue = async <const J extends readonly AnyJob[]>(jobs: J, observe: Observer = observer) => {
   const logger = memoryLogger();
-  const q = createJobs({ db: h.main, jobs, settings: { tablePrefix: `o${++queues}_`, leaseMarginMs: 1_000 }, logger, random: () => 0.5, observer: observe });
+  const q = createJobs({ db: h.main, jobs, settings: { tablePrefix: `o${++queues}_`, leaseMarginMs: 1_000 }, logger, random: () => 0.5, observer: defineObserver(observe) });
   await q.migrate();
   return Object.assign(q, { logs: logger.entries });
 };
@@ -302,17 +302,28 @@ describe("openTelemetry's options", () => {
   });
 });
 
+describe("an observer of your own", () => {
+  it("is wired by defineObserver; a plain object of hooks is refused when the queue is made (its wiring comes with defineObserver, so a bundle without an observer carries none of it)", () => {
+    const hooks = { tick: () => undefined };
+    const refused = (() => { try { createJobs({ db: h.main, jobs: [], observer: hooks }); } catch (e) { return e; } })();
+    expect(isJobsError(refused) && refused.code).toBe("invalid_config");
+    expect((refused as Error).message).toMatch(/an observer must come from openTelemetry\(\) or defineObserver\(hooks\)/);
+    expect(defineObserver(hooks)).toBe(hooks);
+    expect(() => createJobs({ db: h.main, jobs: [], observer: hooks })).not.toThrow();
+  });
+});
+
 describe("an observer that fails", () => {
   it("never breaks an enqueue or a tick: it is logged once, the handler still runs once, a bad traceparent is not stored", async () => {
     let calls = 0;
-    const broken: Observer = {
+    const broken: Observer = defineObserver({
       traceparent: () => "00-not-a-traceparent\u0000",
       tick: () => ({
         within: () => { throw new Error("within broke"); },
         run: () => ({ within: () => { throw new Error("run within broke"); }, end: () => { throw new Error("end broke"); } }),
         end: () => { throw new Error("tick end broke"); },
       }),
-    };
+    });
     const count = defineJob({ name: "count", schema: z.object({}), handler: () => void calls++ });
     const jobs = await queue([count], broken);
     const { id } = await jobs.enqueue("count", {});
@@ -320,7 +331,7 @@ describe("an observer that fails", () => {
     expect(await jobs.tick({ budgetMs: 10_000 })).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(calls).toBe(1);
 
-    const throwing = await queue([count], { traceparent: () => { throw new Error("no context"); }, tick: () => { throw new Error("no tick"); } });
+    const throwing = await queue([count], defineObserver({ traceparent: () => { throw new Error("no context"); }, tick: () => { throw new Error("no tick"); } }));
     await throwing.enqueue("count", {});
     expect(await throwing.tick({ budgetMs: 10_000 })).toMatchObject({ succeeded: 1 });
     expect(calls).toBe(2);

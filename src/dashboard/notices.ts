@@ -18,7 +18,7 @@ export const noticeFor = (done: string | undefined, n?: string, skippedText?: st
     case "replayed":
       return [
         `Replayed ${plural(k, "dead letter", "dead letters")}${k > 0 ? ": queued to run now" : ""}.`,
-        skipped > 0 ? `${plural(skipped, "was", "were")} not replayed: already replayed or discarded, a live job holds its idempotency key, or a limit's key function refused its payload (replaying it from its page says which).` : "",
+        skipped > 0 ? `${plural(skipped, "was", "were")} not replayed: gone already, held by a live job's idempotency key, or refused by a limit's key function (its own page says why).` : "",
         // Counted up to a limit: at it, there may be many more.
         left > 0 ? `${left}${left >= COUNT_LIMIT ? "+" : ""} more match: replay again to continue.` : "",
       ].filter(Boolean).join(" ");

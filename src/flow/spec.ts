@@ -48,7 +48,7 @@ export const flowSpec = (registry: ReadonlyMap<string, AnyJob>): FlowSpec => {
     const own = new Set<string>();
     const list = rates.map((r) => {
       const scope = rateScope(job.name, r.group, r.periodMs);
-      if (own.has(scope)) throw new JobsError("invalid_config", `job ${job.name} has two rate limits of ${r.periodMs} ms${r.group ? ` in group ${r.group}` : ""}: a job's own limits differ by their periodMs; put one of them in a group (a group of one job is a limit of its own), e.g. { limit: 100, periodMs: ${r.periodMs}, group: "${job.name}-all" }`);
+      if (own.has(scope)) throw new JobsError("invalid_config", `job ${job.name} has two rate limits of ${r.periodMs} ms${r.group ? ` in group ${r.group}` : ""}: give one a group of its own (group: "${job.name}-all")`);
       own.add(scope);
       if (r.group !== undefined) {
         const seen = groups.get(scope);

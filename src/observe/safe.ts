@@ -2,6 +2,7 @@ import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
 import type { TickReport } from "../tick/types.js";
 import type { Observer, ReclaimedRun, RunEnd, RunInfo, TickInfo } from "./observer.js";
+import { type TickWatch, watchedTick } from "./watch.js";
 
 /** Version 00 of the W3C trace context header, lower-case hex, ids not all zeros. */
 const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
@@ -25,14 +26,26 @@ export interface SafeTick {
 /** An observer as the queue calls it: never throws, and says what it returns is well formed. */
 export interface SafeObserver {
   traceparent(): string | undefined;
-  tick(info: TickInfo): SafeTick | undefined;
+  /** Runs a tick's loop under the observer: with the watch it tells of its runs, or bare when the observer makes no tick. */
+  observe(info: TickInfo, loop: (watch: TickWatch | undefined) => Promise<TickReport>): Promise<TickReport>;
 }
+
+/** Where an observer made by `defineObserver` keeps how the queue wires it (shared by every copy of this module). */
+export const WIRE = Symbol.for("pgtick.observer");
+
+/**
+ * An observer for `createJobs({ observer })`: the hooks as given, with what the queue needs to call them
+ * safely. `openTelemetry()` makes one; an observer of your own goes through here. The code that wires an
+ * observer comes with this function, so a bundle without an observer (a Worker's) carries none of it.
+ */
+export const defineObserver = <O extends Observer>(hooks: O): O =>
+  Object.assign(hooks, { [WIRE]: (logger: Logger): SafeObserver => safeObserver(hooks, logger) });
 
 /**
  * Wraps a user's observer so that a hook that throws costs only its telemetry:
  * the first failure is logged, the rest are silent, and the queue goes on.
  */
-export const safeObserver = (observer: Observer, logger: Logger): SafeObserver => {
+const safeObserver = (observer: Observer, logger: Logger): SafeObserver => {
   let logged = false;
   const failed = (hook: string, error: unknown) => {
     if (!logged) logger.log("warn", "observer failed; later failures are not logged", { hook, error: errorText(error) });
@@ -90,24 +103,29 @@ export const safeObserver = (observer: Observer, logger: Logger): SafeObserver =
       attempt(hook, () => f(...args));
     };
   };
+  const safeTick = (info: TickInfo): SafeTick | undefined => {
+    const tick = observer.tick ? attempt("tick", () => observer.tick!(info)) : undefined;
+    if (!tick) return undefined;
+    return {
+      within: (fn) => guardedWithin("tick.within", tick.within?.bind(tick), fn),
+      run(runInfo) {
+        const run = tick.run ? attempt("run", () => tick.run!(runInfo)) : undefined;
+        if (!run) return undefined;
+        return { within: (fn) => guardedWithin("run.within", run.within.bind(run), fn), end: once("run.end", (result: RunEnd) => run.end(result)) };
+      },
+      reclaimed: (runs) => void (tick.reclaimed && attempt("reclaimed", () => tick.reclaimed!(runs))),
+      end: once("tick.end", (report: TickReport | undefined, error?: unknown) => tick.end(report, error)),
+    };
+  };
+
   return {
     traceparent() {
       const value = observer.traceparent ? attempt("traceparent", () => observer.traceparent!()) : undefined;
       return isTraceparent(value) ? value : undefined;
     },
-    tick(info) {
-      const tick = observer.tick ? attempt("tick", () => observer.tick!(info)) : undefined;
-      if (!tick) return undefined;
-      return {
-        within: (fn) => guardedWithin("tick.within", tick.within?.bind(tick), fn),
-        run(runInfo) {
-          const run = tick.run ? attempt("run", () => tick.run!(runInfo)) : undefined;
-          if (!run) return undefined;
-          return { within: (fn) => guardedWithin("run.within", run.within.bind(run), fn), end: once("run.end", (result: RunEnd) => run.end(result)) };
-        },
-        reclaimed: (runs) => void (tick.reclaimed && attempt("reclaimed", () => tick.reclaimed!(runs))),
-        end: once("tick.end", (report: TickReport | undefined, error?: unknown) => tick.end(report, error)),
-      };
+    observe(info, loop) {
+      const tick = safeTick(info);
+      return tick ? watchedTick(tick, loop) : loop(undefined);
     },
   };
 };

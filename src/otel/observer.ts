@@ -3,6 +3,7 @@ import {
   type Tracer, type TracerProvider,
 } from "@opentelemetry/api";
 import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation } from "../observe/observer.js";
+import { defineObserver } from "../observe/safe.js";
 import type { TickReport } from "../tick/types.js";
 import { type Instruments, instrumentsFor } from "./metrics.js";
 import { ATTR, SCOPE, SPAN_RUN, SPAN_TICK } from "./names.js";
@@ -207,7 +208,7 @@ const checkOptions = (options: unknown): OpenTelemetryOptions => {
 
 export const openTelemetry = (given: OpenTelemetryOptions = {}): Observer => {
   const options = checkOptions(given);
-  return observerOf(options);
+  return defineObserver(observerOf(options));
 };
 
 const observerOf = (options: OpenTelemetryOptions): Observer => ({

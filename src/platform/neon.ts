@@ -38,16 +38,23 @@ const configure = (env: Env): void => {
 /** A Neon Pool over WebSockets: one connection carries every statement of a tick. */
 export const neonPool = (env: Env, max = 5): Connection => {
   configure(env);
-  // Node before 22 has no WebSocket of its own: every statement failed as a network error (a 500 with a stack).
-  if (typeof globalThis.WebSocket === "undefined" && !neonConfig.webSocketConstructor) {
-    throw new JobsError("invalid_config", "this runtime has no WebSocket for Neon's Pool: run on Node 22 or later, or set neonConfig.webSocketConstructor (the ws package) before the app starts");
-  }
   // Never closed for idling (idleTimeoutMillis 0): the pool lives for one tick or request and is closed after it,
   // and a tick waiting 10 s for its runs had its connection closed and opened again, one more of a Worker's
   // few subrequests; refused, its finished runs stayed running.
   const pool = new Pool({ connectionString: databaseUrl(env), max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, idleTimeoutMillis: 0 });
   pool.on("error", logIdleConnectionError);
   return { db: fromPg(pool), close: () => pool.end() };
+};
+
+/**
+ * Neon's Pool on Node: Node before 22 has no WebSocket of its own, and every statement failed as a network
+ * error (a 500 with a stack). Said as the setting it is (a Worker always has one: not in its bundle).
+ */
+export const nodeNeonPool = (env: Env, max?: number): Connection => {
+  if (typeof globalThis.WebSocket === "undefined" && !neonConfig.webSocketConstructor) {
+    throw new JobsError("invalid_config", "this runtime has no WebSocket for Neon's Pool: use Node 22 or later, or set neonConfig.webSocketConstructor (ws)");
+  }
+  return neonPool(env, max);
 };
 
 /** Hosts of Neon's endpoints (Vercel's Postgres is Neon's, under a domain of its own). */
@@ -72,4 +79,4 @@ export const neonHttp = (env: Env): Connection => {
  * one HTTP request, which suits an enqueue (one statement); `ws` opens a Pool for
  * the request. JOBS_NEON_TRANSPORT picks.
  */
-export const neonForRequest = (env: Env): Connection => (read(env, "JOBS_NEON_TRANSPORT") === "ws" ? neonPool(env) : neonHttp(env));
+export const neonForRequest = (env: Env, pool = neonPool): Connection => (read(env, "JOBS_NEON_TRANSPORT") === "ws" ? pool(env) : neonHttp(env));

@@ -7,7 +7,7 @@ import type { Env } from "../settings/parse.js";
 import { VERCEL_TICK } from "./budget.js";
 import { deploymentApp } from "./deployment-app.js";
 import { httpKick, kickEnabled } from "./kick.js";
-import { neonForRequest, neonPool } from "./neon.js";
+import { neonForRequest, nodeNeonPool } from "./neon.js";
 import { zodPayloadSchemas } from "../http/payload-schemas.js";
 import { openApiDocument } from "../http/openapi.js";
 import { ApiError } from "../http/api-errors.js";
@@ -29,8 +29,8 @@ export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((re
     module,
     env,
     platform: () => VERCEL_TICK,
-    connect: neonPool,
-    connectRequest: neonForRequest,
+    connect: nodeNeonPool,
+    connectRequest: (e: Env) => neonForRequest(e, nodeNeonPool),
     // Reached only when routing sends a path like /api/tick/ or /api//tick here instead of to the tick function:
     // a tick here would run in the Edge runtime (25 s to answer) with the Node function's budget. Refused.
     tick: async () => {

@@ -147,7 +147,7 @@ const plainField = (s: Spec, text: string, seed: string): number[] => {
   // Quartz and EventBridge read "?" as "no specific value" of a day field only: "0 9 * * ? *" (daily at 09:00,
   // with a year last) read as six fields was every hour at minute 9.
   if (items.some((i) => i.split("/")[0] === "?")) {
-    fail(s, text, `"?" belongs only in the day-of-month and day-of-week fields; use * (an expression with a year field last, as EventBridge writes it, has one field too many)`);
+    fail(s, text, `"?" is for the day fields only; use * (a year field last, as EventBridge writes, is one field too many)`);
   }
   return sorted(items.flatMap((i) => item(s, i, seed)));
 };

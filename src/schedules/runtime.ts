@@ -3,8 +3,7 @@ import type { Db } from "../db.js";
 import { isJobsError, JobsError } from "../errors.js";
 import { newJobId } from "../ids.js";
 import { onlyKeys } from "../option-keys.js";
-import { unstorable } from "../payload.js";
-import { longerThan, MAX_KEY_CHARS } from "../terms.js";
+import { keyText } from "../payload.js";
 import type { AnyJob } from "../job.js";
 import type { Logger } from "../log.js";
 import { materializeOccurrences, type Advance } from "../store/schedules/materialize.js";
@@ -245,10 +244,7 @@ export const createScheduling = (env: {
     resume: (name) => setPaused(name, false),
     async run(name, options = {}) {
       onlyKeys(options, ["idempotencyKey"], "schedule run option");
-      const idempotencyKey = options.idempotencyKey ?? null;
-      if (idempotencyKey !== null && (typeof idempotencyKey !== "string" || idempotencyKey === "" || longerThan(idempotencyKey, MAX_KEY_CHARS) || unstorable(idempotencyKey))) {
-        throw new JobsError("invalid_options", "idempotencyKey must be a string of 1 to 255 characters without U+0000 or a lone surrogate", { field: "idempotencyKey" });
-      }
+      const idempotencyKey = keyText(options.idempotencyKey, "idempotencyKey");
       const p = find(name);
       const now = await writeNowMs();
       const key = `schedule:${p.schedule.name}:manual:${iso(now)}`;

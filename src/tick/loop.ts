@@ -17,16 +17,15 @@ import { pipelineMinFor, planStatement, settleDueAt } from "./pump-plan.js";
 import { LostClaims } from "./lost-claims.js";
 import { logStep } from "./results-log.js";
 import { lateSettler } from "./late.js";
-import { observeTick, type TickWatch } from "./observe.js";
+import type { TickWatch } from "../observe/watch.js";
 import { Run } from "./run.js";
 import { retriesWritten, type Settlement, settledLate, settlementOf } from "./settlement.js";
 import { settle } from "./settler.js";
 import { firstStatement, refusedByServer, StatementFailures } from "./statement-failures.js";
 import type { TickEnv, TickOptions, TickReport } from "./types.js";
 
-const RECLAIM_LIMIT = 1_000;
-/** When a tick that found every slot taken tries again for one, for what it enqueued itself. */
-const TAKE_AGAIN_MS = [100, 400, 1_000];
+/** Reclaimed at most per statement; when a tick that found every slot taken tries again for one, for what it enqueued itself. */
+const [RECLAIM_LIMIT, TAKE_AGAIN_MS] = [1_000, [100, 400, 1_000]] as const;
 
 /**
  * One invocation of the dispatcher: the loop only orchestrates. It takes a tick
@@ -37,7 +36,8 @@ const TAKE_AGAIN_MS = [100, 400, 1_000];
  * is fenced on the claim's lease token; every statement is bounded by the time
  * left plus the grace.
  */
-export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickReport> => observeTick(env, options, tickLoop);
+export const runTick = (env: TickEnv, options: TickOptions = {}): Promise<TickReport> =>
+  env.observer?.observe({ queue: env.tables.prefix, budgetMs: tickLimits(env.settings, options).budgetMs, handoff: options.handoff !== undefined }, (w) => tickLoop(env, options, w)) ?? tickLoop(env, options, undefined);
 
 const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | undefined): Promise<TickReport> => {
   const { db, tables, registry, settings, logger } = env;

@@ -47,6 +47,6 @@ const part = async (db: Db, t: Tables, sel: BulkReplaySelector, rekey: ReplayRek
     const mine: BulkReplaySelector = read.covered.length >= read.picked ? sel : "ids" in sel ? { ids: read.covered } : { ...sel, limit: read.covered.length };
     const done = await replayStep(db, t, mine, { rekey, began: began ?? read.began ?? undefined, keyed });
     if (!("stale" in done)) return { done: done as BulkReplayResult, read };
-    if (attempt >= TRIES) throw new JobsError("conflict", "the dead letters changed while they were being replayed; nothing more was replayed, try again");
+    if (attempt >= TRIES) throw new JobsError("conflict", "the dead letters changed while being replayed; try again");
   }
 };

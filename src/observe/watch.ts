@@ -1,10 +1,9 @@
-import type { RunEnd } from "../observe/observer.js";
-import type { SafeRun, SafeTick } from "../observe/safe.js";
 import type { StepResult } from "../store/tick/step.js";
-import { tickLimits } from "./limits.js";
-import type { Run } from "./run.js";
-import type { Settlement } from "./settlement.js";
-import type { TickEnv, TickOptions, TickReport } from "./types.js";
+import type { Run } from "../tick/run.js";
+import type { Settlement } from "../tick/settlement.js";
+import type { TickReport } from "../tick/types.js";
+import type { RunEnd } from "./observer.js";
+import type { SafeRun, SafeTick } from "./safe.js";
 
 /** What the loop tells the observer: runs as they start, what each statement made of them, the end. */
 export interface TickWatch {
@@ -68,20 +67,13 @@ const watchTick = (tick: SafeTick): TickWatch => {
 };
 
 /**
- * Runs a tick under the queue's observer, if it has one: the whole loop inside
- * the tick's observation, which ends with the report or the error. Without an
- * observer the loop runs bare.
+ * Runs a tick's loop within the tick's observation, which ends with the report or the error; the loop
+ * is given the watch it tells of its runs. (Without an observer the tick runs its loop bare.)
  */
-export const observeTick = async (
-  env: TickEnv,
-  options: TickOptions,
-  loop: (env: TickEnv, options: TickOptions, watch: TickWatch | undefined) => Promise<TickReport>,
-): Promise<TickReport> => {
-  const tick = env.observer?.tick({ queue: env.tables.prefix, budgetMs: tickLimits(env.settings, options).budgetMs, handoff: options.handoff !== undefined });
-  if (!tick) return loop(env, options, undefined);
+export const watchedTick = async (tick: SafeTick, loop: (watch: TickWatch) => Promise<TickReport>): Promise<TickReport> => {
   const watch = watchTick(tick);
   try {
-    return await tick.within(() => loop(env, options, watch));
+    return await tick.within(() => loop(watch));
   } catch (error) {
     // The loop ends its watch itself, with its report, when it can; this is for anything else that threw.
     watch.end(undefined, error);

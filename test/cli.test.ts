@@ -106,10 +106,13 @@ describe("enqueue", () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toBe(`${first.id} (deduplicated: a send-welcome job with key "welcome-bob" is already queued or running)\n`);
 
-    const piped = await cli(["enqueue", "sync-inventory", "-", "--json"], {}, '{"sku":"SKU-1"}\n');
+    // With a byte order mark an editor wrote (it was "not valid JSON").
+    const piped = await cli(["enqueue", "sync-inventory", "-", "--json"], {}, '\uFEFF{"sku":"SKU-1"}\n');
     expect(piped.code).toBe(0);
     expect((await rows(`SELECT 1 FROM {p}queue WHERE id = $1`, [json<{ id: string }>(piped).id]))).toHaveLength(1);
     expect((await rows(`SELECT 1 FROM {p}queue`))).toHaveLength(4);
+    // Nothing on stdin is said as such (it said to quote the payload for the shell).
+    expectOneLineError(await cli(["enqueue", "sync-inventory", "-"], {}, "\n"), EXIT.usage, /stdin held no payload/);
   });
 
   it("refuses bad input with one line, the right exit code, and writes nothing", async () => {

@@ -2,6 +2,7 @@ import { checkEnv, unknownVariables } from "../src/settings/catalog.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createJobs, defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
+import { read } from "../src/settings/catalog.js";
 
 describe("settings", () => {
   it("parses durations as 30s, 2m, 1h, 250ms or plain milliseconds", () => {
@@ -28,6 +29,9 @@ describe("settings", () => {
       expect(() => settingsFromEnv(env, { concurrency: 0 })).toThrow(/^concurrency must be/);
     }
     expect(() => settingsFromEnv({ JOBS_CONCURRENCY: "0" }, { leaseMs: 60_000 })).toThrow(/^JOBS_CONCURRENCY must be/);
+    // A socket's URL names no host, as libpq and pg take it (it was "must be a postgres:// connection URL").
+    expect(read({ DATABASE_URL: "postgres://app@/jobs?host=/var/run/postgresql" }, "DATABASE_URL")).toBe("postgres://app@/jobs?host=/var/run/postgresql");
+    expect(() => read({ DATABASE_URL: "postgres//nope" }, "DATABASE_URL")).toThrow(/DATABASE_URL must be a postgres:\/\/ connection URL/);
   });
 
   it("refuses a setting in code it does not know (a misspelt one was dropped without a word)", () => {

@@ -19,10 +19,13 @@ const text = (_name: string, raw: string) => raw;
 /** A URL of one of `protocols`: anything else is refused naming the variable, not met later as "Invalid URL". */
 const url = (protocols: readonly string[], what: string) => (name: string, raw: string) => {
   let protocol = "";
-  try {
-    protocol = new URL(raw).protocol;
-  } catch {
-    // Not a URL at all.
+  // A socket's URL names no host (postgres://user@/db?host=/var/run/postgresql), which libpq and pg take.
+  for (const candidate of [raw, raw.replace("@/", "@localhost/")]) {
+    try {
+      protocol ||= new URL(candidate).protocol;
+    } catch {
+      // Not a URL at all.
+    }
   }
   if (!protocols.includes(protocol)) throw new JobsError("invalid_config", `${name} must be ${what}`, { setting: name });
   return raw;

@@ -52,5 +52,8 @@ export const enqueueCommand: CommandSpec = {
 
 const readStdin = async (stdin: (() => Promise<string>) | undefined): Promise<string> => {
   if (!stdin) throw usageError("no stdin to read the payload from");
-  return stdin();
+  // A byte order mark an editor wrote is no part of the JSON; nothing at all is said as such, not as bad quoting.
+  const text = (await stdin()).replace(/^\uFEFF/, "");
+  if (text.trim() === "") throw usageError("stdin held no payload: pipe one JSON value, as in echo '{}' | pgtick enqueue <job> -");
+  return text;
 };

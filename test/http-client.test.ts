@@ -39,6 +39,10 @@ describe("typed client against the app on a real socket", () => {
       expect(await client.runs.get(odd)).toBeNull();
       await expect(client.cancel(odd)).rejects.toMatchObject({ status: 404, code: "not_found" });
     }
+    // Nor do ids that would make another route's path (GET /api/dead-letters/replay answered 405).
+    expect(await client.deadLetters.get("replay")).toBeNull();
+    expect(await client.deadLetters.get("discard")).toBeNull();
+    await expect(client.deadLetters.discard("discard")).rejects.toMatchObject({ status: 404, code: "not_found" });
     const page = await client.list({ job: "send-email", limit: 10 });
     expect(page.items.map((j) => j.id)).toEqual([a.id]);
     // List rows carry a preview of the payload and its size; getJob has the payload.

@@ -148,13 +148,17 @@ export const createClient = <J extends readonly AnyJob[]>(options: ClientOptions
   ): Promise<T> => {
     const { method } = ROUTES[route];
     // URLs drop "." and ".." segments and an empty one would leave the path's parent: such a value
-    // would call another route (get("") the job list). None names anything.
+    // would call another route (get("") the job list), as would one that spells another route's path
+    // (deadLetters.get("replay"): a 405). None names anything.
+    const path = pathOf(route, args.params);
     for (const [key, value] of Object.entries(args.params ?? {})) {
-      if (value === "" || value === "." || value === "..") throw new JobsApiError(404, "not_found", `no ${route.split(".")[0]} with ${key} ${JSON.stringify(value)}`);
+      if (value === "" || value === "." || value === ".." || Object.values(ROUTES).some((r) => r.path === path)) {
+        throw new JobsApiError(404, "not_found", `no ${route.split(".")[0]} with ${key} ${JSON.stringify(value)}`);
+      }
     }
     const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: "application/json" };
     if (args.body !== undefined) headers["content-type"] = "application/json";
-    const url = `${base}${pathOf(route, args.params)}${query(args.query)}`;
+    const url = `${base}${path}${query(args.query)}`;
     const body = args.body === undefined ? undefined : jsonBody(args.body);
     // Never followed: fetch turns a POST into a GET on a 301 or 302, and the write would land on a read.
     const res = await doFetch(new Request(url, { method, headers, body, redirect: "manual", ...(args.signal ? { signal: args.signal } : {}) }));

@@ -138,7 +138,9 @@ describe("enqueue", () => {
     );
     expectOneLineError(await cli(["enqueue", "send-welcome"]), EXIT.usage, /missing argument; usage: pgtick enqueue <job> <json\|->/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--delay", "1m", "--run-at", "2030-01-01T00:00:00Z"]), EXIT.usage, /--delay or --run-at, not both/);
-    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--run-at", "tomorrow"]), EXIT.rejected, /runAt must be a date/);
+    // Said with the flag that gave it (it said "runAt must be ...", a name this command has no flag of).
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--run-at", "tomorrow"]), EXIT.rejected, /: --run-at must be a date/);
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--key", "a\u0000b"]), EXIT.rejected, /: --key must be a string of 1 to 255 characters without U\+0000/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.rejected, /--max-attempts must be a whole number from 1 to 1000/);
     expectOneLineError(await withoutModule(["enqueue", "sync-inventory", '{"sku":"a"}']), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "examples/missing.ts"]), EXIT.config, /jobs module examples\/missing.ts does not exist/);

@@ -1,6 +1,7 @@
 import type { EnqueueItem } from "../../enqueue.js";
 import { MAX_ATTEMPTS } from "../../terms.js";
 import { type CommandSpec, stringOption } from "../command.js";
+import { isJobsError, JobsError } from "../../errors.js";
 import { usageError } from "../../exit-codes.js";
 import { durationOption, intOption, jsonArgument } from "../parse.js";
 
@@ -40,7 +41,9 @@ export const enqueueCommand: CommandSpec = {
       correlationId: stringOption(values, "correlation-id"),
     };
     const jobs = await session.jobs("required", "enqueue");
-    const [result] = await jobs.enqueueUnchecked([item], { batch: false });
+    const [result] = await jobs.enqueueUnchecked([item], { batch: false }).catch((e: unknown) => {
+      throw asFlag(e);
+    });
     const when = delayMs !== undefined ? `due in ${stringOption(values, "delay")}` : runAt !== undefined ? `due at ${runAt}` : "due now";
     session.print({ id: result!.id, deduplicated: result!.deduplicated }, () =>
       result!.deduplicated
@@ -48,6 +51,17 @@ export const enqueueCommand: CommandSpec = {
         : `${result!.id} enqueued ${job}, ${when}`,
     );
   },
+};
+
+/** The enqueue options as this command's flags name them. */
+const FLAGS: Record<string, string> = { runAt: "--run-at", delayMs: "--delay", idempotencyKey: "--key", priority: "--priority", maxAttempts: "--max-attempts", correlationId: "--correlation-id" };
+
+/** An option's error said with the flag that gave it ("runAt must be ..." read as a field this command has none of). */
+const asFlag = (e: unknown): unknown => {
+  const field = isJobsError(e) ? (e.details as { field?: unknown } | undefined)?.field : undefined;
+  const flag = typeof field === "string" ? FLAGS[field] : undefined;
+  if (!flag || !isJobsError(e) || !e.message.startsWith(field as string)) return e;
+  return new JobsError(e.code, `${flag}${e.message.slice((field as string).length)}`, e.details);
 };
 
 const readStdin = async (stdin: (() => Promise<string>) | undefined): Promise<string> => {

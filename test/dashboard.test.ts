@@ -753,6 +753,14 @@ describe("a refused action's page refreshes the page it was taken on", () => {
     }
   });
 
+  it("a job cancelled by the first of two clicks: the second ends where the first did (it said the job could not be cancelled)", async () => {
+    const { cookie, csrf } = await login();
+    const { id } = await jobs.enqueue("note", { text: "twice" }, { delayMs: 3_600_000 });
+    const [a, b] = [await post(`/dashboard/jobs/${id}/cancel`, { _csrf: csrf }, { cookie }), await post(`/dashboard/jobs/${id}/cancel`, { _csrf: csrf }, { cookie })];
+    expect([a.status, b.status]).toEqual([303, 303]);
+    expect(b.headers.get("location")).toBe(a.headers.get("location"));
+  });
+
   it("a filtered list of dead letters: the filter kept through a refused selection (it came back as the whole list)", async () => {
     const { cookie, csrf } = await login();
     const list = await (await app.request(`${ORIGIN}/dashboard/dead-letters?job=note&reason=exhausted`, { headers: { cookie } })).text();

@@ -48,6 +48,8 @@ export const jobPages: Routes = (app, deps) => {
       }
       const job = await c.var.jobs.get(id);
       const csrf = c.var.session.csrf;
+      // Cancelled already (a double click, a retried form): what the first click showed.
+      if (path === "cancel" && job?.status === "cancelled") return c.redirect(`${base}/jobs?done=cancelled&n=1`, 303);
       if (!job) return c.html(<JobNotFound base={base} csrf={csrf} id={id} />, 404);
       const verb = path === "cancel" ? "cancelled" : "run again";
       // Refused and still here: running, or it finished meanwhile (only its history has it).

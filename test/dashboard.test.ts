@@ -216,6 +216,9 @@ describe("dashboard login and session", () => {
     const id = await makeDead({ account: "after-logout" });
     const form = await post("/dashboard/dead-letters/discard", { _csrf: csrf, id }, { cookie });
     expect(form.status).toBe(401);
+    // A second Logout (a double click) ends where the first did, not on "needs a login".
+    const again = await post("/dashboard/logout", { _csrf: csrf }, { cookie });
+    expect([again.status, again.headers.get("location")]).toEqual([303, "/dashboard/login"]);
     expect(await deadCount(h)).toBeGreaterThan(0);
     expect((await jobs.deadLetters.get(id))?.id).toBe(id);
     // Another session goes on; what is kept is a digest of the session's token, never the token.

@@ -113,6 +113,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     const live = await current(c);
     const changing = STATE_CHANGING.has(c.req.method);
     if (!live) {
+      // Logged out already (a double click, another tab): where the first logout went.
+      if (changing && c.req.path === `${base}/logout`) return c.redirect(`${base}/login`, 303);
       if (changing) return refuse(c, 401, "Not logged in", "This action needs a dashboard login, and this request had none (or it expired). Nothing was changed.");
       const url = new URL(c.req.url);
       return c.redirect(`${base}/login?next=${encodeURIComponent(url.pathname + url.search)}`, 303);

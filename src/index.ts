@@ -7,7 +7,7 @@ export type { QueueAdmin, DeadLettersAdmin, RunsAdmin, ListJobsQuery, ListDeadLe
 export { RUN_OUTCOMES, type RunOutcome, type RunSummary, type RunView } from "./store/runs/run-views.js";
 export type { LogLine } from "./store/tick/history.js";
 export { defineObserver } from "./observe/safe.js";
-export type { Observer, TickInfo, TickObservation, RunInfo, RunObservation, RunEnd, RunOutcome as ObservedRunOutcome, ReclaimedRun } from "./observe/observer.js";
+export type { Observer, WiredObserver, TickInfo, TickObservation, RunInfo, RunObservation, RunEnd, RunOutcome as ObservedRunOutcome, ReclaimedRun } from "./observe/observer.js";
 export { JobsError, MigrationLocked, PermanentJobError, isJobsError, type JobsErrorCode } from "./errors.js";
 export { fromPg, fromNeonHttp, countingDb, StatementTimeout, type Db, type PgLike, type QueryResult, type QueryOptions } from "./db.js";
 export { resolveSettings, settingsFromEnv, ENV_NAMES, DEFAULT_SETTINGS, type JobsSettings, type JobsSettingsInput } from "./settings/library.js";

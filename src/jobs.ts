@@ -8,7 +8,7 @@ import { type AnyJob, type JobInput, registryOf } from "./job.js";
 import { jsonLogger, type Logger, safeLogger } from "./log.js";
 import { LATEST_MIGRATION, migrate, schemaBehind, schemaChecked } from "./migrate.js";
 import { flowSpec } from "./flow/spec.js";
-import type { Observer } from "./observe/observer.js";
+import type { Observer, WiredObserver } from "./observe/observer.js";
 import { type SafeObserver, WIRE } from "./observe/safe.js";
 import { ADMIN_STATEMENT_MS, queueAdmin, type QueueAdmin } from "./admin/admin.js";
 import { wakeLiveTicks } from "./tick/live.js";
@@ -37,7 +37,8 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
    * Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel` makes spans and
    * metrics of them. A hook that throws is logged once and never fails the queue.
    */
-  readonly observer?: Observer;
+  /** From `openTelemetry()` (pgtick/otel) or `defineObserver(hooks)`. */
+  readonly observer?: WiredObserver;
 }
 
 /** Per-call options that let an enqueue join the caller's own transaction. */

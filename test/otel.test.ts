@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type AnyJob, createJobs, type Db, defineJob, defineObserver, isJobsError, memoryLogger, PermanentJobError, silentLogger } from "../src/index.js";
 import type { Observer } from "../src/observe/observer.js";
+import { asJobsModule } from "../src/module/jobs-module.js";
 import { openTelemetry } from "../src/otel/index.js";
 import { harness, sleep } from "./support/harness.js";
 
@@ -305,11 +306,23 @@ describe("openTelemetry's options", () => {
 describe("an observer of your own", () => {
   it("is wired by defineObserver; a plain object of hooks is refused when the queue is made (its wiring comes with defineObserver, so a bundle without an observer carries none of it)", () => {
     const hooks = { tick: () => undefined };
-    const refused = (() => { try { createJobs({ db: h.main, jobs: [], observer: hooks }); } catch (e) { return e; } })();
+    // @ts-expect-error: TypeScript refuses a plain object of hooks too
+    const plain = () => createJobs({ db: h.main, jobs: [], observer: hooks });
+    const refused = (() => { try { plain(); } catch (e) { return e; } })();
     expect(isJobsError(refused) && refused.code).toBe("invalid_config");
     expect((refused as Error).message).toMatch(/an observer must come from openTelemetry\(\) or defineObserver\(hooks\)/);
-    expect(defineObserver(hooks)).toBe(hooks);
-    expect(() => createJobs({ db: h.main, jobs: [], observer: hooks })).not.toThrow();
+    const wired = defineObserver(hooks);
+    expect(wired).toBe(hooks);
+    expect(() => createJobs({ db: h.main, jobs: [], observer: wired })).not.toThrow();
+    // A spread copy with a hook of one's own is refused, not wired to the hooks it copied (its own tick never ran).
+    const spread = { ...openTelemetry(), tick: () => undefined };
+    expect(() => createJobs({ db: h.main, jobs: [], observer: spread as never })).toThrow(/defineObserver/);
+    expect(() => createJobs({ db: h.main, jobs: [], observer: defineObserver(spread) })).not.toThrow();
+    // A jobs module exporting one is refused when it is loaded, saying what to use.
+    expect(() => asJobsModule({ jobs: [], observer: { tick: () => undefined } })).toThrow(/exports `observer`, which must come from openTelemetry\(\) \(pgtick\/otel\) or defineObserver\(hooks\)/);
+    expect(asJobsModule({ jobs: [], observer: openTelemetry() }).observer).toBeDefined();
+    // A frozen object of hooks is wired through a copy (it threw a TypeError).
+    expect(() => createJobs({ db: h.main, jobs: [], observer: defineObserver(Object.freeze({ tick: () => undefined })) })).not.toThrow();
   });
 });
 

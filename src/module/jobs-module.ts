@@ -3,7 +3,7 @@ import { JobsError } from "../errors.js";
 import type { AnyJob } from "../job.js";
 import { type AnyJobs, createJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
-import type { Observer } from "../observe/observer.js";
+import type { WiredObserver } from "../observe/observer.js";
 import type { ScheduleDefinition } from "../schedules/index.js";
 import type { JobsSettings, JobsSettingsInput } from "../settings/library.js";
 
@@ -24,7 +24,7 @@ export interface JobsModule {
   /** Your own tables: `npm run migrate:deploy` runs this after the library's migrations. */
   readonly setup?: (db: Db) => Promise<void>;
   /** Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel`. */
-  readonly observer?: Observer;
+  readonly observer?: WiredObserver;
 }
 
 const isJob = (v: unknown): v is AnyJob =>
@@ -41,8 +41,8 @@ export const asJobsModule = (loaded: Record<string, unknown>, where = "the jobs 
   if (mod.schedules !== undefined && !Array.isArray(mod.schedules)) throw bad("exports `schedules`, which must be an array of defineSchedule(...) results");
   for (const key of ["seed", "setup"] as const) if (mod[key] !== undefined && typeof mod[key] !== "function") throw bad(`exports \`${key}\`, which must be a function`);
   if (mod.settings !== undefined && (typeof mod.settings !== "object" || mod.settings === null)) throw bad("exports `settings`, which must be an object");
-  if (mod.observer !== undefined && (typeof mod.observer !== "object" || mod.observer === null)) {
-    throw bad("exports `observer`, which must be an object such as openTelemetry() from pgtick/otel");
+  if (mod.observer !== undefined && (typeof mod.observer !== "object" || mod.observer === null || !(Symbol.for("pgtick.observer") in mod.observer))) {
+    throw bad("exports `observer`, which must come from openTelemetry() (pgtick/otel) or defineObserver(hooks) (pgtick)");
   }
   return mod as unknown as JobsModule;
 };

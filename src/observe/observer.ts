@@ -19,6 +19,14 @@ export interface Observer {
   flush?(): Promise<void>;
 }
 
+declare const wiredBrand: unique symbol;
+
+/**
+ * An observer the queue can call: made by `openTelemetry()` or `defineObserver(hooks)`, which bring the
+ * code that wires it (so a bundle without an observer carries none). A plain object of hooks is not one.
+ */
+export type WiredObserver = Observer & { readonly [wiredBrand]: true };
+
 export interface TickInfo {
   /** The queue's table prefix: which queue this tick serves. */
   readonly queue: string;

@@ -1,7 +1,7 @@
 import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
 import type { TickReport } from "../tick/types.js";
-import type { Observer, ReclaimedRun, RunEnd, RunInfo, TickInfo } from "./observer.js";
+import type { Observer, ReclaimedRun, RunEnd, RunInfo, TickInfo, WiredObserver } from "./observer.js";
 import { type TickWatch, watchedTick } from "./watch.js";
 
 /** Version 00 of the W3C trace context header, lower-case hex, ids not all zeros. */
@@ -38,8 +38,12 @@ export const WIRE = Symbol.for("pgtick.observer");
  * safely. `openTelemetry()` makes one; an observer of your own goes through here. The code that wires an
  * observer comes with this function, so a bundle without an observer (a Worker's) carries none of it.
  */
-export const defineObserver = <O extends Observer>(hooks: O): O =>
-  Object.assign(hooks, { [WIRE]: (logger: Logger): SafeObserver => safeObserver(hooks, logger) });
+export const defineObserver = <O extends Observer>(hooks: O): O & WiredObserver => {
+  // Not enumerable: a spread copy (`{ ...openTelemetry(), tick }`) is refused, not wired to the hooks it copied.
+  const own = Object.isExtensible(hooks) ? hooks : { ...hooks };
+  Object.defineProperty(own, WIRE, { value: (logger: Logger): SafeObserver => safeObserver(own, logger), configurable: true });
+  return own as O & WiredObserver;
+};
 
 /**
  * Wraps a user's observer so that a hook that throws costs only its telemetry:

@@ -2,7 +2,7 @@ import {
   type Attributes, context, type Context, type Meter, type MeterProvider, metrics, type Span, SpanKind, SpanStatusCode, trace,
   type Tracer, type TracerProvider,
 } from "@opentelemetry/api";
-import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation } from "../observe/observer.js";
+import type { Observer, RunEnd, RunInfo, RunObservation, TickInfo, TickObservation, WiredObserver } from "../observe/observer.js";
 import { defineObserver } from "../observe/safe.js";
 import type { TickReport } from "../tick/types.js";
 import { type Instruments, instrumentsFor } from "./metrics.js";
@@ -206,7 +206,7 @@ const checkOptions = (options: unknown): OpenTelemetryOptions => {
   return options as OpenTelemetryOptions;
 };
 
-export const openTelemetry = (given: OpenTelemetryOptions = {}): Observer => {
+export const openTelemetry = (given: OpenTelemetryOptions = {}): WiredObserver => {
   const options = checkOptions(given);
   return defineObserver(observerOf(options));
 };

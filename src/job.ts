@@ -131,7 +131,9 @@ export const defineJob = <const Name extends string, Schema extends $ZodType, Ou
 };
 
 /** What `enqueue` takes for job `N`: its schema's input, less `undefined` and `null` (a payload is JSON other than null). */
-export type JobInput<J extends AnyJob, N extends string> = Exclude<input<Extract<J, { name: N }>["schema"]>, undefined | null>;
+export type JobInput<J extends AnyJob, N extends string> = Payload<input<Extract<J, { name: N }>["schema"]>>;
+/** `{}` for a schema that takes anything (`z.unknown()`, `z.any()`): `Exclude` leaves `unknown` as it is. */
+type Payload<T> = unknown extends T ? {} : Exclude<T, undefined | null>;
 type Fn = (...args: never[]) => unknown;
 /**
  * A value as the recorded output brings it back: what `toJSON` returns for a Date (a string), a bigint as
@@ -144,10 +146,12 @@ export type JsonForm<T> = T extends { toJSON(): infer R }
   : T extends bigint ? string
   : T extends ReadonlyMap<unknown, unknown> | ReadonlySet<unknown> ? Record<string, never>
   : T extends Error ? Record<string, unknown>
-  : T extends readonly unknown[] ? { [K in keyof T]: JsonForm<T[K]> }
+  : T extends readonly unknown[] ? { [K in keyof T]: JsonItem<T[K]> }
   : T extends Fn ? undefined
   : T extends object ? { [K in keyof T as K extends symbol ? never : T[K] extends Fn ? never : K]: JsonForm<T[K]> }
   : T;
+/** An array's element: JSON writes `undefined`, a function or a symbol there as `null` (a property holding one is left out). */
+type JsonItem<T> = T extends undefined | Fn | symbol ? null : JsonForm<T>;
 /** The whole output: one that is `undefined` (a handler that returned nothing) comes back `null`. */
 type JsonResult<T> = undefined extends T ? JsonForm<Exclude<T, undefined>> | null : JsonForm<T>;
 /** One job's recorded output: its `output` schema's type as JSON brings it back, or `unknown` without one. */

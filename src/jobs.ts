@@ -21,24 +21,24 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
   /** A `pg` Pool, a Neon Pool, or any `Db` (see `fromPg`, `fromNeonHttp`). */
   readonly db: Db | PgLike;
   readonly jobs: J;
-  readonly settings?: JobsSettingsInput | JobsSettings;
-  readonly logger?: Logger;
+  readonly settings?: JobsSettingsInput | JobsSettings | undefined;
+  readonly logger?: Logger | undefined;
   /** Randomness for backoff jitter; tests pass a fixed one. */
-  readonly random?: () => number;
+  readonly random?: (() => number) | undefined;
   /** Features that ride on every tick (see `TickExtension`). */
-  readonly extensions?: readonly TickExtension[];
+  readonly extensions?: readonly TickExtension[] | undefined;
   /**
    * Recurring jobs (see `defineSchedule`), validated here against the jobs. When given (even
    * `[]`), every tick syncs the schedules table to this list and enqueues due occurrences.
    */
-  readonly schedules?: readonly (Schedule | ScheduleDefinition)[];
-  readonly scheduleOptions?: ScheduleOptions;
+  readonly schedules?: readonly (Schedule | ScheduleDefinition)[] | undefined;
+  readonly scheduleOptions?: ScheduleOptions | undefined;
   /**
    * Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel` makes spans and
    * metrics of them. A hook that throws is logged once and never fails the queue.
    */
   /** From `openTelemetry()` (pgtick/otel) or `defineObserver(hooks)`. */
-  readonly observer?: WiredObserver;
+  readonly observer?: WiredObserver | undefined;
 }
 
 /** Per-call options that let an enqueue join the caller's own transaction. */

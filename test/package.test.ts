@@ -141,7 +141,7 @@ describe("an app that installed it", () => {
     writeFileSync(join(app, "consumer.ts"), `
       import { z } from "zod";
       import { createJobs, type Db, defineJob } from "pgtick";
-      import { createApp } from "pgtick/http";
+      import { createApp, createDashboard } from "pgtick/http";
       import { createClient } from "pgtick/client";
 
       const sendEmail = defineJob({
@@ -180,6 +180,23 @@ describe("an app that installed it", () => {
       void client.runs.list({ cursor });
       void client.deadLetters.list({ cursor });
       void client.waitForResult("id", { timeoutMs: maybe });
+      declare const flag: boolean | undefined;
+      void jobs.tick({ budgetMs: maybe, concurrency: maybe, signal: undefined });
+      void jobs.get("id", { payload: flag });
+      void jobs.runs.rerun("id", { idempotencyKey: cursor });
+      void jobs.deadLetters.replay("id", { replays: maybe });
+      void jobs.deadLetters.replayMany({ job: "send-email", reason: cursor, limit: maybe, cursor });
+      void jobs.schedules.list({ next: maybe, limit: maybe, cursor });
+      void jobs.schedules.run("nightly", { idempotencyKey: cursor });
+      void createJobs({ db, jobs: jobList, settings: { concurrency: maybe, leaseMs: maybe }, logger: undefined, schedules: undefined });
+      void createApp({ jobs, env: {}, tickOptions: undefined, logger: undefined });
+      void createDashboard({ jobs, basePath: cursor, refreshMs: maybe, password: cursor });
+      void client.runs.rerun("id", { idempotencyKey: cursor });
+      void client.deadLetters.replay("id", { replays: maybe });
+      void client.deadLetters.replayMany({ job: "send-email", reason: cursor, limit: maybe, cursor });
+      void client.schedules.list({ next: maybe, cursor });
+      void client.schedules.run("nightly", { idempotencyKey: cursor });
+      void createClient({ baseUrl: "http://127.0.0.1:3000", token: "token", fetch: undefined });
     `);
     const strict = { target: "ES2022", lib: ["ES2022"], types: [], strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: true, noEmit: true };
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
@@ -188,6 +205,30 @@ describe("an app that installed it", () => {
       const r = await run(process.execPath, [tsc, "-p", `tsconfig.${name}.json`], app);
       expect({ name, output: r.stdout + r.stderr, code: r.code }).toEqual({ name, output: "", code: 0 });
     }
+  });
+
+  it("emits declarations for a project exporting what the entry points return (every type it names is exported)", async () => {
+    // A library or a composite project writes a .d.ts of its own: each inferred type must be one it can name.
+    writeFileSync(join(app, "exported.ts"), `
+      import { z } from "zod";
+      import { createJobs, type Db, defineJob } from "pgtick";
+      import { cloudflareWorker } from "pgtick/cloudflare";
+      import { createDashboard } from "pgtick/http";
+      import { vercelLimit } from "pgtick/vercel/tick";
+
+      const ping = defineJob({ name: "ping", schema: z.object({}), handler: async () => {} });
+      export const jobList = [ping] as const;
+      declare const db: Db;
+      export const jobs = createJobs({ db, jobs: jobList });
+      export default cloudflareWorker({ jobs: jobList });
+      export const dashboard = createDashboard({ jobs });
+      export const limit = vercelLimit;
+      export const series = () => jobs.series("1h");
+    `);
+    const options = { target: "ES2022", lib: ["ES2022", "DOM"], types: [], strict: true, skipLibCheck: true, declaration: true, emitDeclarationOnly: true, outDir: "types-out", module: "node16", moduleResolution: "node16" };
+    writeFileSync(join(app, "tsconfig.declarations.json"), JSON.stringify({ compilerOptions: options, files: ["exported.ts"] }));
+    const r = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.declarations.json"], app);
+    expect({ output: r.stdout + r.stderr, code: r.code }).toEqual({ output: "", code: 0 });
   });
 
   it("bundles for a Worker with the migrations' stand-in (the workerd condition of dist/package.json's #migrations)", async () => {

@@ -56,6 +56,18 @@ describe("the types of a job's payload and output", () => {
     expect(JSON.parse(JSON.stringify(new Error("x")))).toEqual({});
   });
 
+  it("an array's undefined or function element comes back null, as JSON writes it (an object's is left out)", () => {
+    const holes = defineJob({
+      name: "holes",
+      schema: z.object({}),
+      output: z.object({ tags: z.array(z.string().optional()), pair: z.tuple([z.number(), z.undefined()]), note: z.string().optional() }),
+      handler: () => ({ tags: ["a", undefined], pair: [1, undefined] as [number, undefined] }),
+    });
+    expectTypeOf<JobOutput<typeof holes, "holes">>().toEqualTypeOf<{ tags: Array<string | null>; pair: [number, null]; note?: string | undefined }>();
+    const back: JobOutput<typeof holes, "holes"> = JSON.parse(JSON.stringify({ tags: ["a", undefined], pair: [1, undefined], note: undefined }));
+    expect(back).toEqual({ tags: ["a", null], pair: [1, null] });
+  });
+
   it("an id whose job may be one without an output gives unknown, not the others' outputs", () => {
     expectTypeOf<JobOutput<typeof dated | typeof bare, "dated" | "bare">>().toBeUnknown();
     expectTypeOf<JobOutput<typeof bare, "bare">>().toBeUnknown();
@@ -64,5 +76,14 @@ describe("the types of a job's payload and output", () => {
   it("a payload is never null, even for a nullable schema (the API refuses it)", () => {
     expectTypeOf<JobInput<typeof nullable, "nullable">>().toEqualTypeOf<{ a: number }>();
     expect(nullable.name).toBe("nullable");
+  });
+
+  it("nor undefined, for a schema that takes anything (z.unknown(), z.any()): enqueue refuses both at run time", () => {
+    const anything = defineJob({ name: "anything", schema: z.unknown(), handler: () => {} });
+    const loose = defineJob({ name: "loose", schema: z.any(), handler: () => {} });
+    expectTypeOf<null>().not.toExtend<JobInput<typeof anything, "anything">>();
+    expectTypeOf<undefined>().not.toExtend<JobInput<typeof loose, "loose">>();
+    expectTypeOf<{ any: "object" }>().toExtend<JobInput<typeof anything, "anything">>();
+    expectTypeOf<"text">().toExtend<JobInput<typeof loose, "loose">>();
   });
 });

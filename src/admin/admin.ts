@@ -46,7 +46,7 @@ export interface QueueAdmin {
    * One job: queued, running, dead, or succeeded (from the run history while it keeps it), with its attempts.
    * `{ payload: false }` leaves its payload out (undefined), for a view that refreshes and has it already.
    */
-  get(id: string, options?: { payload?: boolean }): Promise<JobView | null>;
+  get(id: string, options?: { payload?: boolean | undefined }): Promise<JobView | null>;
   /** Deletes a queued job. `not_found`, or `conflict` while it runs (its tick owns it). */
   cancel(id: string): Promise<{ id: string; cancelled: true }>;
   /**
@@ -80,7 +80,7 @@ export interface RunsAdmin {
    * the job's schema like any enqueue). `not_found` when the history no longer has the payload.
    */
   /** With `idempotencyKey`, a second call while the first one's job is queued or running returns that job (a double click). */
-  rerun(id: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
+  rerun(id: string, options?: { readonly idempotencyKey?: string | undefined }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
 }
 
 export interface DeadLettersAdmin {
@@ -92,7 +92,7 @@ export interface DeadLettersAdmin {
    * only the letter as it was seen, replayed that many times before: a second click or a retried request
    * is `not_found`, even where the replayed job failed at once and is a dead letter again.
    */
-  replay(id: string, options?: { readonly payload?: unknown; readonly replays?: number }): Promise<{ id: string; replayed: true }>;
+  replay(id: string, options?: { readonly payload?: unknown; readonly replays?: number | undefined }): Promise<{ id: string; replayed: true }>;
   /** These ids, or the oldest `limit` (default and at most 1,000) matching a job and/or reason, in one statement. */
   replayMany(selector: BulkReplaySelector): Promise<BulkReplayResult>;
   /** Deletes it for good; `not_found` when there is none. */

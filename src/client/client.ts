@@ -22,7 +22,7 @@ export interface ClientOptions {
   /** One of the server's JOBS_API_TOKEN values. */
   readonly token: string;
   /** A fetch implementation; default the global one. */
-  readonly fetch?: (input: Request) => Promise<Response>;
+  readonly fetch?: ((input: Request) => Promise<Response>) | undefined;
 }
 
 /** An error answer of the API: its status, stable code, message and details (e.g. `index`, `issues`). */
@@ -76,7 +76,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     list(params?: Omit<ListRunsQuery, "job"> & { job?: Names<J> | undefined }): Promise<Page<RunSummary>>;
     get(id: string): Promise<RunView | null>;
     /** A new job with the run's job, payload and correlation id; with an `idempotencyKey`, a repeat (a retried request) returns the same job. */
-    rerun(id: string, options?: { idempotencyKey?: string }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
+    rerun(id: string, options?: { idempotencyKey?: string | undefined }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
   };
   /** Makes a queued job due now; `moved: false` when it was due already. `conflict` while it runs. */
   run(id: string): Promise<{ id: string; runAt: string; moved: boolean }>;
@@ -88,8 +88,8 @@ export interface JobsClient<J extends readonly AnyJob[]> {
      * Queues it again (same id, attempt 0); with `payload`, an edited payload the server checks against the job's schema;
      * with `replays`, only the letter replayed that many times (as you saw it): a retry of the same request is 404.
      */
-    replay(id: string, options?: { payload?: unknown; replays?: number }): Promise<{ id: string; replayed: true }>;
-    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string; limit?: number; cursor?: string }): Promise<BulkReplayResult>;
+    replay(id: string, options?: { payload?: unknown; replays?: number | undefined }): Promise<{ id: string; replayed: true }>;
+    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<BulkReplayResult>;
     discard(id: string): Promise<{ id: string; discarded: true }>;
     discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
   };
@@ -98,7 +98,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
     pause(name: string): Promise<ScheduleInfo>;
     resume(name: string): Promise<ScheduleInfo>;
     /** One job of the schedule at once; with an `idempotencyKey`, a repeat (a retried request) while it is queued or running returns it. */
-    run(name: string, options?: { idempotencyKey?: string }): Promise<{ id: string; deduplicated: boolean }>;
+    run(name: string, options?: { idempotencyKey?: string | undefined }): Promise<{ id: string; deduplicated: boolean }>;
   };
   stats(): Promise<Stats>;
   health(): Promise<{ ok: boolean; lastTickAt: string | null }>;

@@ -33,17 +33,17 @@ export interface DashboardOptions extends DashboardAuthOptions {
   /** The jobs instance, or a per-request getter (edge runtimes make one per request; see createApp). */
   readonly jobs: AnyJobs | ((c: Context) => AnyJobs | Promise<AnyJobs>);
   /** Where DASHBOARD_* settings are read. Default: process.env when it exists. */
-  readonly env?: Env;
+  readonly env?: Env | undefined;
   /** The path the dashboard is mounted at, for its links and its cookie. Default `/dashboard`. */
-  readonly basePath?: string;
+  readonly basePath?: string | undefined;
   /** The clock the login throttle uses instead of the database's now(); for tests of its waits. */
-  readonly now?: () => Date;
+  readonly now?: (() => Date) | undefined;
   /** Called after replays and schedule runs put jobs in the queue (a deployment kicks a tick from here, as for API enqueues). */
-  readonly onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
+  readonly onEnqueued?: ((info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>) | undefined;
   /** How often open pages refresh their live parts, in ms, while the tab is visible. Default 3000; 0 turns it off. */
-  readonly refreshMs?: number;
+  readonly refreshMs?: number | undefined;
   /** Where a page that failed is logged (its stack never reaches the browser). Default: JSON lines on stdout. */
-  readonly logger?: Logger;
+  readonly logger?: Logger | undefined;
 }
 
 export type Form = Record<string, string | File | Array<string | File>>;

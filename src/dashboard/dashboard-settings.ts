@@ -10,19 +10,19 @@ const DEFAULT_TTL_MS = 12 * 3_600_000;
 
 export interface DashboardAuthOptions {
   /** Default: env DASHBOARD_PASSWORD. */
-  readonly password?: string;
+  readonly password?: string | undefined;
   /** Signs session cookies. Default: env DASHBOARD_SECRET, else derived from the password. */
-  readonly secret?: string;
+  readonly secret?: string | undefined;
   /** How long a login lasts. Default: env DASHBOARD_SESSION_TTL (a duration such as 8h), else 12h. */
-  readonly sessionTtlMs?: number;
+  readonly sessionTtlMs?: number | undefined;
   /** Origins allowed to post besides the request's own (a proxy that rewrites Host). Default: env DASHBOARD_ORIGINS, comma-separated. */
-  readonly allowedOrigins?: readonly string[];
+  readonly allowedOrigins?: readonly string[] | undefined;
   /**
    * The header that carries the client's address, for the login throttle, when a proxy of your own
    * sets it (for `x-forwarded-for`, its last entry). Default: env DASHBOARD_CLIENT_IP_HEADER, else
    * what the platform sets (`cf-connecting-ip` on Cloudflare, `x-real-ip` on Vercel, the socket on Node).
    */
-  readonly clientIpHeader?: string;
+  readonly clientIpHeader?: string | undefined;
 }
 
 export type DashboardAuth =

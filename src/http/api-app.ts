@@ -29,32 +29,32 @@ export interface AppOptions<J extends readonly AnyJob[] = readonly AnyJob[]> {
   /** JOBS_API_TOKEN (comma-separated, for rotation), CRON_SECRET, JOBS_MAX_BODY_BYTES ... */
   env: Record<string, string | undefined>;
   /** Called after jobs were enqueued through the API (enqueue, replays, schedule run): where a deployment hooks the kick in. */
-  onEnqueued?: (info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>;
+  onEnqueued?: ((info: { ids: string[]; dueNow: boolean }, c: Context) => void | Promise<void>) | undefined;
   /** Options for the tick `/api/tick` runs on `jobs` (when `tick` is not given). */
-  tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>);
+  tickOptions?: TickOptions | ((c: Context) => TickOptions | Promise<TickOptions>) | undefined;
   /**
    * Runs the tick `/api/tick` asks for, instead of `jobs.tick`: a platform entrypoint
    * opens the tick's own connection, derives its budget and lets it start more ticks.
    */
-  tick?: (req: TickRequest, c: Context) => Promise<TickReport>;
+  tick?: ((req: TickRequest, c: Context) => Promise<TickReport>) | undefined;
   /**
    * Keeps work alive past the response (Vercel's and Workers' `waitUntil`): with it, a
    * `/api/tick` request with `x-pgtick-async: 1` is answered `202` at once and its tick runs on.
    */
-  background?: (work: Promise<unknown>, c: Context) => void;
+  background?: ((work: Promise<unknown>, c: Context) => void) | undefined;
   /**
    * How /api/openapi.json describes each job's payload: `zodPayloadSchemas` (zod's JSON Schema) in
    * `pgtick/http`'s createApp and on Vercel; absent, the payloads are described as checked by the server.
    */
-  payloadSchemas?: PayloadSchemas;
+  payloadSchemas?: PayloadSchemas | undefined;
   /**
    * What serves /api/openapi.json: `openApiDocument`, the default of `pgtick/http`'s createApp, on
    * Vercel and in `npm run dev`; absent (a Cloudflare Worker that does not pass it), that route
    * answers 404 `no_route`, and the document's code (about 4 KB gzipped) stays out of the bundle.
    */
-  openApi?: OpenApiDocument;
+  openApi?: OpenApiDocument | undefined;
   /** Where server faults are logged. Default: the jobs instance's logger, else JSON lines on stdout. */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 

@@ -19,13 +19,16 @@ export interface Observer {
   flush?(): Promise<void>;
 }
 
-declare const wiredBrand: unique symbol;
+/** The brand: a private member, which a spread copy (`{ ...openTelemetry(), tick }`) leaves out, so TypeScript refuses it. */
+declare class Wired {
+  private readonly pgtickWired: true;
+}
 
 /**
  * An observer the queue can call: made by `openTelemetry()` or `defineObserver(hooks)`, which bring the
  * code that wires it (so a bundle without an observer carries none). A plain object of hooks is not one.
  */
-export type WiredObserver = Observer & { readonly [wiredBrand]: true };
+export type WiredObserver = Observer & Wired;
 
 export interface TickInfo {
   /** The queue's table prefix: which queue this tick serves. */

@@ -18,6 +18,13 @@ import { stringEnv, type WorkerExecutionContext, type WorkerFetcher, type Worker
 
 /** The shape of a jobs module, the argument of this entry point. */
 export type { JobsModule } from "../module/jobs-module.js";
+export type { WorkerExecutionContext, WorkerScheduledController } from "./workers.js";
+
+/** What `cloudflareWorker` returns: the Worker's default export (its fetch and scheduled handlers). */
+export interface CloudflareWorker {
+  fetch(request: Request, bindings: object, ctx: WorkerExecutionContext): Promise<Response>;
+  scheduled(controller: WorkerScheduledController, bindings: object, ctx: WorkerExecutionContext): Promise<void>;
+}
 
 /** A kick's tick ends within its budget (10 s by default), and a request's waitUntil within 30 s of its response. */
 const KICK_STALE_MS = 60_000;
@@ -55,7 +62,7 @@ export interface CloudflareOptions {
   readonly openApi?: OpenApiDocument;
 }
 
-export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions = {}) => {
+export const cloudflareWorker = (module: JobsModule, options: CloudflareOptions = {}): CloudflareWorker => {
   // Bindings are fixed per deployment, so the app is built at the first request.
   let built: { app: Hono; kick: () => Promise<void> } | undefined;
   let kickCtx: WorkerExecutionContext | undefined;

@@ -14,6 +14,7 @@ import type { VercelOptions } from "./vercel.js";
 
 /** The shape of a jobs module, the argument of this entry point. */
 export type { JobsModule } from "../module/jobs-module.js";
+export type { PlatformLimit } from "./budget.js";
 
 /**
  * This invocation's limit: what is left until the deadline Vercel gives it (a `maxDuration` raised

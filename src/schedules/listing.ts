@@ -22,11 +22,11 @@ export interface ScheduleInfo extends Pick<Schedule, "name" | "cron" | "timezone
 
 export interface ListSchedulesQuery {
   /** How many next runs each schedule lists, 0 to 100 (default 5). */
-  readonly next?: number;
+  readonly next?: number | undefined;
   /** Schedules per page, 1 to 500 (default 50); `limit × next` may be at most 5,000. */
-  readonly limit?: number;
+  readonly limit?: number | undefined;
   /** A page's `nextCursor`: the page after it. */
-  readonly cursor?: string;
+  readonly cursor?: string | undefined;
 }
 
 // A page bounds the next runs it computes: 5,000 schedules × 100 next runs took 31 s of CPU in one request.

@@ -43,7 +43,7 @@ export interface SchedulesApi {
    * `idempotencyKey` (a form's token), a second call while that job is queued or running enqueues nothing
    * and returns it (`deduplicated`), as an enqueue's key does.
    */
-  run(name: string, options?: { readonly idempotencyKey?: string }): Promise<{ id: string; deduplicated?: boolean }>;
+  run(name: string, options?: { readonly idempotencyKey?: string | undefined }): Promise<{ id: string; deduplicated?: boolean }>;
 }
 
 

@@ -48,7 +48,8 @@ export interface JobsSettings {
   readonly maxOutputBytes: number;
 }
 
-export type JobsSettingsInput = Partial<JobsSettings>;
+/** Settings in code: any of them, each left out or `undefined` for its default. */
+export type JobsSettingsInput = { readonly [K in keyof JobsSettings]?: JobsSettings[K] | undefined };
 
 export const DEFAULT_SETTINGS: JobsSettings = {
   concurrency: 10,

@@ -12,29 +12,29 @@ export type { Handoff, TickCounts } from "../store/tick/slot.js";
 
 export interface TickOptions {
   /** How long this tick may run handlers. Default: the `tickBudgetMs` setting. */
-  readonly budgetMs?: number;
+  readonly budgetMs?: number | undefined;
   /** Handlers at once. Default: the `concurrency` setting. */
-  readonly concurrency?: number;
+  readonly concurrency?: number | undefined;
   /** Rows per claim statement (never more than the free slots). Default: the `batchSize` setting. */
-  readonly batchSize?: number;
+  readonly batchSize?: number | undefined;
   /** Stop claiming this long before the deadline. Default: the `claimCutoffMs` setting, at most half the budget. */
-  readonly claimCutoffMs?: number;
+  readonly claimCutoffMs?: number | undefined;
   /**
    * Claim only this long after the start; what was claimed still runs to the budget. A tick started
    * by an enqueue (the kick) claims briefly: a job it started must not be cut short by its claiming
    * window, or a job longer than that lost an attempt to every kick. Default: no such window.
    */
-  readonly claimForMs?: number;
+  readonly claimForMs?: number | undefined;
   /**
    * How long past the deadline the tick may take to settle and requeue what it
    * holds: every statement is bounded by the time left plus this. Default: the
    * `graceMs` setting. Platforms pass part of their safety margin.
    */
-  readonly graceMs?: number;
+  readonly graceMs?: number | undefined;
   /** Ends the tick early, as if its deadline had come (a platform shutdown, Ctrl-C). */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
   /** A slot reserved for this tick by the tick that asked for it (fan-out, continuation). */
-  readonly handoff?: Handoff;
+  readonly handoff?: Handoff | undefined;
   /**
    * Starts more ticks, each a separate invocation, for slots reserved for them
    * (fan-out when more is due than this tick can take; continuation when it

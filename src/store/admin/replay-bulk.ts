@@ -30,7 +30,7 @@ export const MAX_EXAMINED = 10_000;
 /** Which dead letters to replay: these ids, or the oldest `limit` matching a filter (a job, a reason, both) past `cursor`. */
 export type BulkReplaySelector =
   | { readonly ids: readonly string[] }
-  | { readonly job?: string; readonly reason?: string; readonly limit?: number; readonly cursor?: string };
+  | { readonly job?: string | undefined; readonly reason?: string | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined };
 
 export interface BulkReplayResult {
   /** Ids now queued again (a dead letter keeps its job's id). */

@@ -17,7 +17,7 @@ export type { EnqueueItem, EnqueueOptions, EnqueueResult } from "./enqueue.js";
 export type { Handoff, TickExtension, TickOptions, TickReport } from "./tick/types.js";
 export { parseDuration } from "./settings/duration.js";
 export {
-  defineSchedule, occurrenceKey, type ListSchedulesQuery, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi,
+  defineSchedule, occurrenceKey, type ListSchedulesQuery, type MissedPolicy, type Schedule, type ScheduleDefinition, type ScheduleInfo, type ScheduleOptions, type SchedulesApi, type TypedScheduleDefinition,
 } from "./schedules/index.js";
 export { DEAD_REASONS, MAX_ATTEMPTS, JOB_STATUSES, type DeadReason, type JobStatus } from "./terms.js";
 export type { BulkReplayResult, BulkReplaySelector } from "./store/admin/replay-bulk.js";

@@ -9,6 +9,24 @@ const at = (iso: string) => Date.parse(iso);
 const isos = (xs: number[]) => xs.map((x) => new Date(x).toISOString());
 
 describe("validation", () => {
+  it("checks a schedule's job and payload at compile time when given the jobs as a type argument", () => {
+    const report = defineJob({ name: "daily-report", schema: z.object({ team: z.string() }), handler: () => {} });
+    const ping = defineJob({ name: "ping", schema: z.object({ host: z.string() }), handler: () => {} });
+    const jobList = [report, ping] as const;
+    type Jobs = (typeof jobList)[number];
+    const typed = defineSchedule<Jobs>({ name: "typed", cron: "0 * * * *", job: "daily-report", payload: { team: "ops" } });
+    // @ts-expect-error: the payload of another job
+    defineSchedule<Jobs>({ name: "wrong-payload", cron: "0 * * * *", job: "daily-report", payload: { host: "a" } });
+    // @ts-expect-error: a job not in the list
+    defineSchedule<Jobs>({ name: "wrong-job", cron: "0 * * * *", job: "no-such-job", payload: {} });
+    // @ts-expect-error: one job as the type argument
+    defineSchedule<typeof ping>({ name: "one", cron: "0 * * * *", job: "ping", payload: { host: 1 } });
+    // Without a type argument, any job and payload (checked when createJobs runs).
+    const loose = defineSchedule({ name: "loose", cron: "0 * * * *", job: "ping", payload: { anything: true } });
+    expect(createJobs({ db: fromPg({ query: async () => ({ rows: [] }) } as unknown as PgLike), jobs: jobList, schedules: [typed] }).schedules).toBeDefined();
+    expect([typed.job, loose.job]).toEqual(["daily-report", "ping"]);
+  });
+
   const code = (f: () => unknown) => {
     try {
       f();

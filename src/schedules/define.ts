@@ -1,4 +1,5 @@
 import { JobsError } from "../errors.js";
+import type { AnyJob, JobInput } from "../job.js";
 import { CronRule, type DayMatch } from "./cron.js";
 import { describeRule } from "./describe.js";
 import { canonicalZone, isKnownZone } from "./zone.js";
@@ -31,6 +32,14 @@ export interface ScheduleDefinition {
    */
   readonly dayMatch?: DayMatch;
 }
+
+/**
+ * A definition whose job and payload TypeScript checks: `defineSchedule<typeof report>({ job: "daily-report", payload })`,
+ * or with a union of jobs (`(typeof jobList)[number]`), the payload of the job named.
+ */
+export type TypedScheduleDefinition<J extends AnyJob> = {
+  [N in J["name"]]: Omit<ScheduleDefinition, "job" | "payload"> & { readonly job: N; readonly payload: JobInput<J, N> };
+}[J["name"]];
 
 /** A definition after validation: defaults filled in, the rule parsed. */
 export interface Schedule {
@@ -82,7 +91,9 @@ const checkDayMatch = (name: string, dayMatch: unknown): DayMatch | undefined =>
  * job's schema when the schedule is handed to `createJobs`. Throws `JobsError`
  * with code `invalid_schedule` naming the schedule.
  */
-export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
+export function defineSchedule(definition: ScheduleDefinition): Schedule;
+export function defineSchedule<J extends AnyJob>(definition: TypedScheduleDefinition<J>): Schedule;
+export function defineSchedule(definition: ScheduleDefinition): Schedule {
   if (defined.has(definition as Schedule)) return definition as Schedule;
   // A schedule another copy of this module made (an app whose CommonJS jobs module loads pgtick apart from
   // the CLI's copy): checked again from what it was defined with, without the fields that copy derived.
@@ -123,4 +134,4 @@ export const defineSchedule = (definition: ScheduleDefinition): Schedule => {
   const schedule: Schedule = Object.freeze({ name, cron, timezone, job: definition.job, payload: definition.payload, missed: Object.freeze(missed), dayMatch, rule, description });
   defined.add(schedule);
   return schedule;
-};
+}

@@ -109,3 +109,25 @@ describe("continuation with jobs held back by limits", () => {
     expect(await a).toMatchObject({ claimed: 2, succeeded: 2 });
   }, 20_000);
 });
+
+describe("continuation of work enqueued after the tick's last claim", () => {
+  it("a job enqueued while every slot is held by a tick past its claim cutoff runs when that tick hands its slot on, not at the next cron", async () => {
+    // Keeps the tick past its claim cutoff (2 s into a 4 s budget).
+    const slow = defineJob({ name: "slow", schema: z.object({}), handler: () => sleep(3_000) });
+    const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
+    const jobs = await h.isolated([slow, quick], { maxTicks: 1, concurrency: 5 });
+    await jobs.enqueue("slow", {});
+    const handoffs: Handoff[] = [];
+    const spawn = (hs: readonly Handoff[]) => void handoffs.push(...hs);
+    const running = jobs.tick({ budgetMs: 4_000, claimCutoffMs: 2_000, spawn });
+    await sleep(2_300);
+    await jobs.enqueue("quick", {});
+    // Its kick finds the only slot taken.
+    expect(await jobs.tick({ budgetMs: 4_000, spawn })).toMatchObject({ capped: true, claimed: 0 });
+    expect(await running).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(handoffs).toHaveLength(1);
+    expect(await jobs.tick({ budgetMs: 4_000, spawn, handoff: handoffs[0]! })).toMatchObject({ claimed: 1, succeeded: 1 });
+    // With nothing due, the successor ends without a handoff of its own.
+    expect(handoffs).toHaveLength(1);
+  });
+});

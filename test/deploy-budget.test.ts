@@ -1,5 +1,7 @@
 // The arithmetic and switches the platform entrypoints share (pure: no database needed).
 import { describe, expect, it } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../scripts/build-worker.js";
@@ -40,7 +42,7 @@ describe("the Vercel kick's target", () => {
     const fetcher = (async (input: string | URL | Request) => {
       const req = input as Request;
       sent.push(`${req.url} ${req.headers.get("authorization")} ${req.headers.get("x-jobs-kick")}`);
-      return new Response("{}", { status: 202 });
+      return new Response(JSON.stringify({ accepted: true }), { status: 202 });
     }) as typeof fetch;
     await postTick({ CRON_SECRET: "s" }, { kick: true }, fetcher);
     await postTick({ CRON_SECRET: "s", VERCEL_URL: "my-app.vercel.app" }, { kick: true }, fetcher);
@@ -51,10 +53,29 @@ describe("the Vercel kick's target", () => {
 
 describe("a tick request's answer", () => {
   it("is a failure unless 2xx, saying the status and the start of the body (Workers' fan-out through SELF ignored a 401)", async () => {
-    await expect(tickAnswered(new Response("{}", { status: 202 }))).resolves.toBeUndefined();
+    await expect(tickAnswered(new Response(JSON.stringify({ accepted: true }), { status: 202 }))).resolves.toBeUndefined();
+    await expect(tickAnswered(new Response(JSON.stringify({ claimed: 0, capped: false, slot: null }), { status: 200 }))).resolves.toBeUndefined();
     const refused = new Response(JSON.stringify({ error: { code: "unauthorized", message: "the token is not valid: this route takes CRON_SECRET" } }), { status: 401 });
     await expect(tickAnswered(refused)).rejects.toThrow(/^the tick endpoint answered 401: .*this route takes CRON_SECRET/);
     await expect(postTick({ CRON_SECRET: "s", VERCEL_URL: "x.vercel.app" }, { kick: true }, (async () => new Response("busy", { status: 503 })) as typeof fetch)).rejects.toThrow("answered 503: busy");
+  });
+
+  it("is a failure when a 2xx is not a tick's answer: a page, a redirect to one, another function's 202 (a start that started no tick)", async () => {
+    await expect(tickAnswered(new Response("<html>ok</html>", { status: 200 }))).rejects.toThrow(/^the tick endpoint answered 200, not as a tick does \(check JOBS_KICK_URL\): <html>/);
+    await expect(tickAnswered(new Response("{}", { status: 202 }))).rejects.toThrow(/answered 202, not as a tick does/);
+    await expect(tickAnswered(new Response(JSON.stringify({ ok: true }), { status: 200 }))).rejects.toThrow(/not as a tick does/);
+    // A real redirect, from a real server: not followed to the page it names.
+    const server = createServer((req, res) => {
+      if (req.url === "/login") return void res.writeHead(200, { "content-type": "text/html" }).end("<form>login</form>");
+      res.writeHead(302, { location: "/login" }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/tick`;
+      await expect(postTick({ CRON_SECRET: "s", JOBS_KICK_URL: url }, { kick: true, async: true })).rejects.toThrow(/answered 302/);
+    } finally {
+      server.close();
+    }
   });
 });
 

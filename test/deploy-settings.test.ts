@@ -8,6 +8,8 @@ import { defineJob } from "../src/index.js";
 import { cloudflareWorker } from "../src/platform/cloudflare.js";
 import { vercelApi } from "../src/platform/vercel.js";
 import { vercelTick } from "../src/platform/vercel-tick.js";
+import { tickAnswered } from "../src/platform/kick.js";
+import { tickRequest } from "../src/http/tick-request.js";
 import { harness } from "./support/harness.js";
 import { type NeonHttp, startNeonHttp } from "./support/neon-http.js";
 
@@ -47,6 +49,10 @@ describe("wrong kick settings", () => {
       const response = await vercel(new Request(`https://app.example${path}`, { headers: { authorization: "Bearer cron-secret-0123456789" } }));
       expect(response.status, path).toBe(404);
       expect(await response.json()).toMatchObject({ error: { code: "no_route" } });
+      // So is a start of a tick sent there (a JOBS_KICK_URL with a trailing slash): it was answered 202, and started nothing.
+      const start = await vercel(tickRequest(`https://app.example${path}`, "cron-secret-0123456789", { async: true, kick: true }));
+      expect(start.status, path).toBe(404);
+      await expect(tickAnswered(start)).rejects.toThrow(/answered 404: .*no_route/);
     }
     expect(answers).toEqual([
       ["vercel {}", 201, 1],

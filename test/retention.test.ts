@@ -3,6 +3,8 @@ import { z } from "zod";
 import { countingDb, defineJob } from "../src/index.js";
 import { getSeries } from "../src/store/admin/series.js";
 import { tablesFor } from "../src/store/shared/tables.js";
+import { buildStep } from "../src/store/tick/step.js";
+import { housekeepingFor } from "../src/tick/housekeeping.js";
 import { harness } from "./support/harness.js";
 
 const h = await harness("retention");
@@ -170,6 +172,30 @@ describe("retention", () => {
     // Before: every run went at the first busy tick with history off, a day-old failure's record with them.
     expect((await busyTick(jobs)).cleaned).toMatchObject({ runs: 300 });
     expect(await count(jobs.tables.runs)).toBe(200);
+  });
+
+  it("finds the rows each cleanup deletes through an index or their TIDs, never by reading a whole table (a batch a few percent of it was a hash join over every row)", async () => {
+    const jobs = await h.isolated([quick], { historyRetentionMs: 86_400_000, deadLetterRetentionMs: 86_400_000, metricsRetentionMs: 86_400_000 });
+    const t = jobs.tables;
+    await oldRuns(jobs, 300_000, 3);
+    await h.rows(`INSERT INTO ${t.deadLetters} (id, job_name, payload, attempts, max_attempts, reason, created_at, dead_at)
+                  SELECT gen_random_uuid(), 'quick', '{}', 1, 1, 'failed', now() - interval '3 days', now() - interval '3 days' + i * interval '1 millisecond'
+                  FROM generate_series(1, 200000) i`);
+    await h.rows(`INSERT INTO ${t.metrics} (job_name, minute) SELECT 'j' || (i % 40), date_trunc('minute', now()) - interval '3 days' - (i / 40) * interval '1 minute'
+                  FROM generate_series(1, 200000) i`);
+    await h.rows(`ANALYZE ${t.runs}, ${t.deadLetters}, ${t.metrics}`);
+    // The final statement of a tick that claimed 5,000 runs: a batch of 10,000 history rows and dead letters.
+    const statement = buildStep(t, { housekeeping: housekeepingFor(jobs.settings, 5_000) })!;
+    const [plan] = await h.rows<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+    const scans: string[] = [];
+    const walk = (node: Record<string, unknown>) => {
+      if (node["Node Type"] === "Seq Scan" || node["Node Type"] === "Hash Join") scans.push(`${node["Node Type"]} ${String(node["Relation Name"] ?? "")}`);
+      for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+    };
+    walk((plan!["QUERY PLAN"] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);
+    expect(scans).toEqual([]);
+    const { cleaned } = await busyTick(jobs);
+    expect(cleaned).toMatchObject({ runs: 5_000, deadLetters: 5_000, metrics: 5_000 });
   });
 
   it("cleans a large history while a drain runs, without holding any tick past its budget", async () => {

@@ -80,16 +80,25 @@ export const postTick = async (env: Env, req: TickRequest, fetcher: typeof fetch
   const secret = read(env, "CRON_SECRET");
   if (!secret || !url) return;
   // Bounded: a target that never answers would otherwise hold the kick (one in flight per isolate) for good.
-  await tickAnswered(await fetcher(tickRequest(url, secret, req), { signal: AbortSignal.timeout(POST_TICK_TIMEOUT_MS) }));
+  // A redirect is not followed: it ends at a page (a login, a 200), not at a tick.
+  await tickAnswered(await fetcher(tickRequest(url, secret, req), { signal: AbortSignal.timeout(POST_TICK_TIMEOUT_MS), redirect: "manual" }));
 };
 
 /** How long a started tick has to answer (an async one answers 202 as soon as it runs). */
 const POST_TICK_TIMEOUT_MS = 10_000;
 
-/** Reads a tick request's answer; throws, with the status and the start of the body, unless it is a 2xx. */
+/**
+ * Reads a tick request's answer; throws, with the status and the start of the body, unless it is a tick's:
+ * `202 {"accepted":true}`, or a report. Any other 2xx (a page, a path another function serves) started none.
+ */
 export const tickAnswered = async (response: Response): Promise<void> => {
   const body = await response.text();
-  if (!response.ok) throw new Error(`the tick endpoint answered ${response.status}: ${body.slice(0, 300)}`);
+  let answer: { accepted?: unknown; capped?: unknown } | undefined;
+  try {
+    answer = Object(JSON.parse(body)) as typeof answer;
+  } catch {}
+  const ticked = response.status === 202 ? answer?.accepted === true : response.status === 200 && typeof answer?.capped === "boolean";
+  if (!ticked) throw new Error(`the tick endpoint answered ${response.status}${response.ok ? ", not as a tick does (check JOBS_KICK_URL)" : ""}: ${body.slice(0, 300)}`);
 };
 
 /** Whether ticks can be started over HTTP here (a target and CRON_SECRET to send). */

@@ -36,7 +36,7 @@ export const vercelApi = (module: JobsModule, options: VercelOptions = {}): ((re
     tick: async () => {
       throw new ApiError("no_route", "ticks run in the tick function, at /api/tick exactly: this path reached the API function (check JOBS_KICK_URL and the cron's path)");
     },
-    background: (work: Promise<unknown>) => waitUntil(work),
+    // None: an async tick request is then answered by the refusal above, not 202 before it (a start that started nothing).
     onDueNow: () => {
       if (kickEnabled(env)) waitUntil(kick());
     },

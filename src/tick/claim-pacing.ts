@@ -108,16 +108,17 @@ export class ClaimPacing {
   }
 
   /**
-   * Whether a new tick started now could claim within `horizonMs`: the queue
-   * did not look empty, and the last claim was full or what it held back may go by then. A rate window
-   * that frees in ten minutes is no reason to hand the slot on: each successor would find the same.
+   * Whether a new tick started now could claim within `horizonMs`, as far as the last claim says: what
+   * it held back may go by then. A rate window that frees in ten minutes is no reason to hand the slot
+   * on: each successor would find the same. A queue that looked empty may not be now (jobs enqueued
+   * since, whose kick found every slot held): the final statement hands on only if a job is due then.
    */
   worthHandingOn(now: number, horizonMs: number): boolean {
     // `horizonMs` is what a successor claims for (its budget less its claim cutoff): held jobs that go
     // later would have it end at once and hand on again, invocation after invocation. Jobs held by a
     // concurrency limit go when runs of their key end, and the ticks running those claim then: a
     // successor would only poll until its cutoff and hand on again.
-    return !this.spent && !this.empty && !this.heldByRuns && this.after < now + horizonMs;
+    return !this.spent && !this.heldByRuns && (this.empty || this.after < now + horizonMs);
   }
 
   /**

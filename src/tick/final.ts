@@ -22,14 +22,14 @@ export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutSho
 
 /**
  * The tick's final statement: requeue what still runs, free its slot or hand it on to a new tick
- * (`handoff`: due work is left), clean up old rows when it held a slot, and store where its
- * round-robin over keys ended.
+ * if due work is left (`handoff`; `"queued"`: only jobs due in the queue count, not those it
+ * requeues), clean up old rows when it held a slot, and store where its round-robin over keys ended.
  */
 export const finalInput = (
   requeue: readonly Run[],
   unstarted: readonly Run[],
   slot: { slot: number; owner: string } | undefined,
-  handoff: boolean,
+  handoff: boolean | "queued",
   settings: JobsSettings,
   flowCursor?: string,
   cutShort?: CutShort,
@@ -41,6 +41,6 @@ export const finalInput = (
     ...requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
     ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),
   ],
-  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS, token: crypto.randomUUID() } : undefined } : undefined,
+  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS, token: crypto.randomUUID(), queuedOnly: handoff === "queued" } : undefined } : undefined,
   housekeeping: slot ? housekeepingFor(settings, claimed) : undefined,
 });

@@ -56,7 +56,7 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
     // The next batch of per-minute metrics rows to fold (a quarter's first minute is its quarter's row),
     // read only when a cleanup is due, from where the last fold stopped.
     `hk_fold_scan AS MATERIALIZED (
-      SELECT minute, job_name FROM ${t.metrics}
+      SELECT ctid AS row, minute, job_name FROM ${t.metrics}
       WHERE minute >= (SELECT coalesce(metrics_folded_until, '-infinity') FROM ${t.housekeeping} WHERE id = 1 AND next_at <= now())
         AND minute < ${FOLD_BEFORE} AND minute >= ${metrics} AND minute <> date_bin(interval '15 minutes', minute, timestamptz 'epoch')
       ORDER BY minute LIMIT ${batch}::int)`,
@@ -77,23 +77,25 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
       RETURNING 1)`,
     // A window a claim writes meanwhile is newer than the cutoff when the delete looks at it again.
     `hk_flow AS (
-      DELETE FROM ${t.flow} f USING hk_flow_scan s
-      WHERE EXISTS (SELECT 1 FROM hk_gate) AND f.bucket = s.bucket AND s.updated_at < now() - ${ms(p, h.flowStaleMs)}
+      DELETE FROM ${t.flow} f
+      WHERE EXISTS (SELECT 1 FROM hk_gate) AND f.bucket = ANY (ARRAY(SELECT bucket FROM hk_flow_scan WHERE updated_at < now() - ${ms(p, h.flowStaleMs)}))
         AND f.updated_at < now() - ${ms(p, h.flowStaleMs)}
       RETURNING 1)`,
+    // Each delete finds its rows by an array (an index or TID condition), never by a join: `IN (subquery)` was
+    // planned as a hash join over the whole table once a batch was a few percent of it (1.2 s at 4M runs).
     `hk_runs AS (
-      DELETE FROM ${t.runs} WHERE id IN (
+      DELETE FROM ${t.runs} WHERE id = ANY (ARRAY(
         SELECT id FROM (SELECT id, finished_at FROM ${t.runs} WHERE EXISTS (SELECT 1 FROM hk_gate) ORDER BY id LIMIT ${historyBatch}::int) o
-        WHERE finished_at < ${history})
+        WHERE finished_at < ${history}))
       RETURNING 1)`,
     `hk_metrics AS (
-      DELETE FROM ${t.metrics} WHERE (minute, job_name) IN (
-        SELECT minute, job_name FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
-        ORDER BY minute LIMIT ${batch}::int)
+      DELETE FROM ${t.metrics} WHERE ctid = ANY (ARRAY(
+        SELECT ctid FROM ${t.metrics} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
+        ORDER BY minute LIMIT ${batch}::int))
       RETURNING 1)`,
     `hk_fold AS (
-      DELETE FROM ${t.metrics} m USING hk_fold_scan s
-      WHERE EXISTS (SELECT 1 FROM hk_gate) AND m.minute = s.minute AND m.job_name = s.job_name
+      DELETE FROM ${t.metrics} m
+      WHERE EXISTS (SELECT 1 FROM hk_gate) AND m.ctid = ANY (ARRAY(SELECT row FROM hk_fold_scan))
       RETURNING m.*)`,
     `hk_folded AS (
       INSERT INTO ${t.metrics} AS m (minute, job_name, succeeded, failed, retried, dead_lettered, requeued, duration_ms_sum, duration_ms_max, duration_hist)
@@ -106,18 +108,18 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
         duration_hist = ARRAY(SELECT a + b FROM unnest(m.duration_hist, EXCLUDED.duration_hist) AS u(a, b))
       RETURNING 1)`,
     `hk_minutes AS (
-      DELETE FROM ${t.queueMinutes} WHERE minute IN (
+      DELETE FROM ${t.queueMinutes} WHERE minute = ANY (ARRAY(
         SELECT minute FROM ${t.queueMinutes} WHERE EXISTS (SELECT 1 FROM hk_gate) AND minute < ${metrics}
-        ORDER BY minute LIMIT ${batch}::int)
+        ORDER BY minute LIMIT ${batch}::int))
       RETURNING 1)`,
   ];
   if (h.deadLettersMs !== undefined) {
     // Letters an operator's replay or discard holds are passed over, not waited for: the cleanup took
     // them in the plan's order, and a replay of many, taking them in its own, deadlocked with it.
     ctes.push(`hk_dead AS (
-      DELETE FROM ${t.deadLetters} WHERE id IN (
+      DELETE FROM ${t.deadLetters} WHERE id = ANY (ARRAY(
         SELECT id FROM ${t.deadLetters} WHERE EXISTS (SELECT 1 FROM hk_gate) AND dead_at < now() - ${ms(p, h.deadLettersMs)}
-        ORDER BY dead_at, id LIMIT ${historyBatch}::int FOR UPDATE SKIP LOCKED)
+        ORDER BY dead_at, id LIMIT ${historyBatch}::int FOR UPDATE SKIP LOCKED))
       RETURNING 1)`);
   }
   return ctes;

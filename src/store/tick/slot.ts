@@ -61,7 +61,8 @@ export type SlotStep =
       readonly mode: "release";
       readonly slot: number;
       readonly owner: string;
-      readonly handoff?: { readonly reserveMs: number; readonly token: string };
+      /** `queuedOnly`: hand on for jobs due in the queue, not for those this statement requeues (their tick's last claim found none). */
+      readonly handoff?: { readonly reserveMs: number; readonly token: string; readonly queuedOnly?: boolean };
       readonly carry?: Partial<TickCounts>;
     };
 

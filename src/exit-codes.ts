@@ -1,5 +1,5 @@
 import { databaseUnavailable, StatementTimeout } from "./db.js";
-import { isJobsError, type JobsErrorCode, MigrationLocked } from "./errors.js";
+import { isJobsError, type JobsErrorCode, MigrationLocked, misconfiguration } from "./errors.js";
 
 /**
  * Exit codes a script can branch on. Stable: documented in the README and
@@ -80,8 +80,9 @@ const silentServer = (e: unknown): boolean => e instanceof Error && /connection 
 export const exitCodeFor = (e: unknown): ExitCode => {
   if (e instanceof CliError) return e.exitCode;
   if (isJobsError(e)) return BY_CODE[e.code] ?? EXIT.failed;
-  if (isUnreachable(e)) return EXIT.unreachable;
-  if (errorCode(e) === "42P01") return EXIT.config;
+  // A lock held past lock_timeout: given up as a statement past statement_timeout is (the API answers both 503).
+  if (isUnreachable(e) || errorCode(e) === "55P03") return EXIT.unreachable;
+  if (errorCode(e) === "42P01" || misconfiguration(e) !== undefined) return EXIT.config;
   return EXIT.failed;
 };
 
@@ -111,5 +112,7 @@ export const oneLine = (e: unknown): string => {
   if (code === "57014" || code === "55P03") return `the database gave the statement up: ${message}`;
   if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
   if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
+  const wrong = misconfiguration(e);
+  if (wrong) return `${message}${wrong}`;
   return message.replace(/\s*\n\s*/g, " ");
 };

@@ -83,7 +83,8 @@ export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   readonly db: Db;
   readonly logger: Logger;
   /** Applies pending migrations (safe to call from many processes at once). */
-  migrate(): Promise<number[]>;
+  /** Applies pending migrations; with `timeoutMs`, a statement the database does not answer within it is given up (nothing applied). */
+  migrate(options?: { readonly timeoutMs?: number | undefined }): Promise<number[]>;
   /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
   enqueue<N extends J[number]["name"]>(job: N, payload: OnePayload<J[number], N>, options?: EnqueueOptions & WithDb): Promise<EnqueueResult>;
   enqueue(...args: EnqueueArgs<J[number]>): Promise<EnqueueResult>;
@@ -158,7 +159,7 @@ export const createJobs = <const J extends readonly AnyJob[]>(options: JobsOptio
     registry,
     db,
     logger,
-    migrate: () => migrate(db, settings.tablePrefix),
+    migrate: (options) => migrate(db, settings.tablePrefix, undefined, undefined, options?.timeoutMs),
     async enqueue(job: string, payload: unknown, opts?: EnqueueOptions & WithDb) {
       const { db: client, ...rest } = opts ?? {};
       const [result] = await enqueueUnchecked([{ ...rest, job, payload }], { db: client, batch: false });

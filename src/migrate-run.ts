@@ -104,14 +104,24 @@ END
 ${TAG}`;
 };
 
-/** Applies every pending migration under `prefix`; returns the versions applied by this call. */
-export const migrate = async (db: Db, prefix: string, list: readonly Migration[] = migrations, retryForMs = MIGRATION_RETRY_FOR_MS): Promise<number[]> => {
+/**
+ * Applies every pending migration under `prefix`; returns the versions applied by this call. With
+ * `timeoutMs`, a statement the database does not answer within it is given up (cancelled: its one
+ * transaction applies nothing) with `StatementTimeout`; without, it is waited for.
+ */
+export const migrate = async (
+  db: Db,
+  prefix: string,
+  list: readonly Migration[] = migrations,
+  retryForMs = MIGRATION_RETRY_FOR_MS,
+  timeoutMs?: number,
+): Promise<number[]> => {
   const t = tablesFor(prefix);
   const runId = crypto.randomUUID();
   let until = Date.now() + retryForMs;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
     try {
-      await db.query(migrationStatement(prefix, list, runId));
+      await db.query(migrationStatement(prefix, list, runId), [], timeoutMs === undefined ? {} : { timeoutMs });
       break;
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;
@@ -155,6 +165,6 @@ export const migrate = async (db: Db, prefix: string, list: readonly Migration[]
       await new Promise((done) => setTimeout(done, wait));
     }
   }
-  const mine = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} WHERE run_id = $1 ORDER BY version`, [runId]);
+  const mine = await db.query<{ version: number }>(`SELECT version FROM ${t.migrations} WHERE run_id = $1 ORDER BY version`, [runId], timeoutMs === undefined ? {} : { timeoutMs });
   return mine.rows.map((r) => r.version);
 };

@@ -1,5 +1,8 @@
 /** The queue's fixed words and bounds, named once for the library, the API, the dashboard and the CLI. */
 
+/** The most handlers one tick runs at once (the CLI's --concurrency takes as many), and so the most jobs a claim takes. */
+export const MAX_CONCURRENCY = 10_000;
+
 /** The most attempts a job may have (`maxAttempts`, per job or per enqueue). */
 export const MAX_ATTEMPTS = 1_000;
 

@@ -36,3 +36,17 @@ describe("a statement the server gave up", () => {
     expect(oneLine(Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }))).toMatch(/^cannot connect to the database/);
   });
 });
+
+describe("the exit code of what the server refused", () => {
+  it("a lock timeout exits 7 as a statement timeout does (the API answers both 503); a read-only database or a role without rights is configuration (6), said as such", () => {
+    const timedOut = Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" });
+    const locked = Object.assign(new Error("canceling statement due to lock timeout"), { code: "55P03" });
+    expect([exitCodeFor(timedOut), exitCodeFor(locked)]).toEqual([EXIT.unreachable, EXIT.unreachable]);
+    const readOnly = Object.assign(new Error("cannot execute SELECT in a read-only transaction"), { code: "25006" });
+    expect(exitCodeFor(readOnly)).toBe(EXIT.config);
+    expect(oneLine(readOnly)).toBe("cannot execute SELECT in a read-only transaction (DATABASE_URL's database takes no writes: a standby or read replica, or default_transaction_read_only)");
+    const denied = Object.assign(new Error("permission denied for table jobs_queue"), { code: "42501" });
+    expect(exitCodeFor(denied)).toBe(EXIT.config);
+    expect(oneLine(denied)).toBe("permission denied for table jobs_queue (its database role may not use a table it needs)");
+  });
+});

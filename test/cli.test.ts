@@ -368,8 +368,10 @@ describe("a database that takes the connection and never answers, and a broken j
       const child = (await import("node:child_process")).spawn(process.execPath, [resolve(root, "src/cli/bin.mjs"), "migrate"], {
         cwd: root,
         env: isolatedEnv({ ...env, DATABASE_URL: silent.url("?connect_timeout=600") }),
-        stdio: "ignore",
+        stdio: ["ignore", "ignore", "pipe"],
       });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
       const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
       // Once it is waiting on the database (a fixed 1.5 s was before its handlers, on a loaded machine).
       for (let i = 0; i < 400 && !silent.connected(); i++) await new Promise((r) => setTimeout(r, 50));
@@ -379,6 +381,8 @@ describe("a database that takes the connection and never answers, and a broken j
       const code = await Promise.race([exited, new Promise<"running">((r) => setTimeout(() => r("running"), 15_000))]);
       if (code === "running") child.kill("SIGKILL");
       expect(code).toBe(EXIT.interrupted);
+      // Said, not silent: what it leaves behind is not undone.
+      expect(stderr).toMatch(/^pgtick: still waiting 5 s after the signal; exiting without waiting for the database \(what a tick was running stays claimed until its lease ends, then runs again\)\n$/);
     } finally {
       await silent.close();
     }

@@ -38,6 +38,17 @@ describe("migrations", () => {
     expect(await appliedVersions(connect(), "race_")).toEqual(migrations.map((m) => m.version));
   });
 
+  it("with a bound, gives up a migration the database does not answer in time, applying nothing (the CLI's migrate waited for ever on a frozen connection)", async () => {
+    const db = connect();
+    const slow = [...migrations.slice(0, 1), { version: 2, name: "slow", sql: "SELECT pg_sleep(3);" }];
+    const started = Date.now();
+    await expect(migrate(db, "bounded_", slow, undefined, 300)).rejects.toThrow(/did not answer within 300 ms/);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    // Cancelled on the server: its one transaction applied nothing, the first migration included.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await db.query(`SELECT to_regclass('bounded_migrations') AS t`)).rows).toEqual([{ t: null }]);
+  });
+
   it("is idempotent and records what it applied", async () => {
     const db = connect();
     await migrate(db, "again_");

@@ -142,3 +142,43 @@ describe("the settle beside 20,000 running jobs", () => {
     }
   });
 });
+
+describe("the claim's estimated cost as the due queue grows", () => {
+  it("stays about the same from 40,000 to 200,000 due jobs: a cost that grew with the queue made a server with JIT compile every claim (at 2M, 60-90 ms each)", async () => {
+    const own = h.make([], { tablePrefix: "cost_" });
+    await own.migrate();
+    const q = own.tables;
+    await h.db.query(`ALTER TABLE ${q.queue} SET (autovacuum_enabled = false)`);
+    const fill = (n: number) => h.db.query(
+      `INSERT INTO ${q.queue} (id, job_name, payload, run_at) SELECT gen_random_uuid(), 'noop', '{}', now() - interval '1 minute' FROM generate_series(1, $1) g`, [n]);
+    // A claim as a busy tick sends it: its slot, a split with keyed jobs (a job has a limit), fan-out.
+    const step = buildStep(q, {
+      slot: { mode: "hold", slot: 1, owner: crypto.randomUUID(), leaseMs: 60_000 },
+      claim: { limit: 32, owner: crypto.randomUUID(), leaseMs: 60_000, flow: { limitsJson: "{}", split: true, maxKeys: 8, cursor: "" } },
+      fanOut: { maxTicks: 4, concurrency: 32, want: 32, room: 32, bound: 160, maxSpawn: 3, reserveMs: 30_000, tokens: [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()] },
+    })!;
+    const cost = async () => {
+      await h.db.query(`ANALYZE ${q.queue}`);
+      const client = await h.main.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+        await client.query(`PREPARE cost_step AS ${step.text}`);
+        const args = step.values.map((v) => (v === null ? "NULL" : `'${String(typeof v === "object" ? JSON.stringify(v) : v).replaceAll("'", "''")}'`));
+        const { rows } = await client.query<{ "QUERY PLAN": Array<{ Plan: { "Total Cost": number } }> }>(`EXPLAIN (FORMAT JSON) EXECUTE cost_step(${args.join(", ")})`);
+        await client.query("ROLLBACK");
+        await client.query("DEALLOCATE cost_step");
+        return rows[0]!["QUERY PLAN"][0]!.Plan["Total Cost"];
+      } finally {
+        client.release();
+      }
+    };
+    await fill(40_000);
+    const small = await cost();
+    await fill(160_000);
+    const large = await cost();
+    expect(large / small, `${small} -> ${large}`).toBeLessThan(1.3);
+    // Under PostgreSQL's default jit_above_cost with room to spare.
+    expect(large).toBeLessThan(20_000);
+  });
+});

@@ -6,13 +6,18 @@ const controller = new AbortController();
 let interrupts = 0;
 /** How long a command may take to end after the first signal (its statements are cancelled; a tick requeues what it holds). */
 const SIGNAL_GRACE_MS = 5_000;
+/** Exits without waiting for the command, saying so: what it left on the server is not undone. */
+const giveUp = (why: string) => {
+  process.stderr.write(`pgtick: ${why}; exiting without waiting for the database (what a tick was running stays claimed until its lease ends, then runs again)\n`, () =>
+    process.exit(130));
+};
 const onSignal = () => {
   // The first Ctrl-C or SIGTERM ends a running tick cleanly (it requeues its jobs); a second one gives
   // up at once, and so does a command still going after the grace (one stuck on a database that does
   // not answer), so that a supervisor's single SIGTERM stops it.
-  if (++interrupts > 1) process.exit(130);
+  if (++interrupts > 1) return giveUp("interrupted again");
   controller.abort();
-  setTimeout(() => process.exit(130), SIGNAL_GRACE_MS).unref();
+  setTimeout(() => giveUp(`still waiting ${SIGNAL_GRACE_MS / 1000} s after the signal`), SIGNAL_GRACE_MS).unref();
 };
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);

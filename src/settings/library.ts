@@ -1,9 +1,9 @@
 import { JobsError } from "../errors.js";
 import type { VarName } from "./catalog.js";
-import { DEFAULT_HISTORY_RETENTION_MS, MAX_ATTEMPTS, MIN_GRACE_MS } from "../terms.js";
+import { DEFAULT_HISTORY_RETENTION_MS, MAX_ATTEMPTS, MAX_CONCURRENCY, MIN_GRACE_MS } from "../terms.js";
 
-/** The most handlers one tick runs at once (the CLI's --concurrency takes as many). */
-export const MAX_CONCURRENCY = 10_000;
+export { MAX_CONCURRENCY } from "../terms.js";
+
 /**
  * The highest payload limit: PostgreSQL's jsonb of a large array of small numbers is about six times
  * its text, and one value must stay under 1 GB (a 46 MB array of zeros failed to store, 24 MB did).

@@ -2,6 +2,9 @@ import { appliedVersions } from "../../migrate.js";
 import type { CommandSpec } from "../command.js";
 import { CliError, EXIT, exitCodeFor, oneLine } from "../../exit-codes.js";
 
+/** How long `pgtick migrate` waits for its migration statement. */
+export const MIGRATE_BOUND_MS = 10 * 60_000;
+
 export const migrateCommand: CommandSpec = {
   path: ["migrate"],
   summary: "Create or update the tables (safe to run from many places at once)",
@@ -11,7 +14,9 @@ export const migrateCommand: CommandSpec = {
   async run(session) {
     const mod = await session.module("none", "migrate");
     const jobs = await session.jobs("none", "migrate");
-    const applied = await jobs.migrate();
+    // Bounded, so a database that stops answering mid-migration (a frozen connection) ends the command with
+    // exit 7, having applied nothing; long enough for a migration that builds an index over a deep queue.
+    const applied = await jobs.migrate({ timeoutMs: MIGRATE_BOUND_MS });
     const versions = await appliedVersions(jobs.db, jobs.settings.tablePrefix);
     const setup = mod?.setup !== undefined;
     if (mod?.setup) {

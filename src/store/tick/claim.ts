@@ -1,6 +1,7 @@
 import type { Fragment } from "./fragments.js";
 import { storedCursorSql } from "./flow-cursor.js";
 import type { Params, Tables } from "../shared/tables.js";
+import { MAX_CONCURRENCY } from "../../terms.js";
 
 export interface ClaimInput {
   readonly limit: number;
@@ -90,12 +91,17 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
   // says "after this job".
   // The limit as a subquery: a custom plan then estimates the rows it takes as a generic plan does, so the
   // server keeps the step's generic plan instead of planning every statement anew. 0 when nothing unkeyed
-  // is due: the dispatch index is then not read at all.
+  // is due: the dispatch index is then not read at all. The planner takes such a limit for a tenth of the
+  // due rows; the constant one outside it (never reached: the claim's limit, rounded up to a power of two so
+  // that a tick's statements have few texts) keeps the estimate, and so the statement's cost, from growing
+  // with the queue (at 2M due jobs it passed the cost at which a server with JIT compiles every statement:
+  // 60-90 ms each, and the drain 9x slower).
   const plain = (name: string, take: string, extra = "") => `${name} AS (
-      SELECT id, NULL::text AS bucket, priority, run_at FROM ${t.queue}
-      WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
-      ORDER BY -priority, run_at, id
-      LIMIT (SELECT CASE WHEN (SELECT waiting FROM plain_waiting) THEN ${take} ELSE 0 END) FOR UPDATE SKIP LOCKED)`;
+      SELECT * FROM (SELECT id, NULL::text AS bucket, priority, run_at FROM ${t.queue}
+        WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now()${when}${extra}
+        ORDER BY -priority, run_at, id
+        LIMIT (SELECT CASE WHEN (SELECT waiting FROM plain_waiting) THEN ${take} ELSE 0 END) FOR UPDATE SKIP LOCKED) c
+      LIMIT ${2 ** Math.ceil(Math.log2(Math.min(Math.max(1, input.limit), MAX_CONCURRENCY)))})`;
   const keyed = flow.split || flow.keyed !== false;
   const ctes = [
     // Whether an unkeyed job is due, from the head of queue_plain_due_idx (migration 019). The dispatch index
@@ -122,7 +128,7 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
       WHERE (SELECT waiting FROM keyed_waiting))`,
   );
   if (flow.split) {
-    ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, " AND id NOT IN (SELECT id FROM plain1)"));
+    ctes.push(plain("plain2", `greatest(0, ${limit}::int - (SELECT count(*) FROM plain1)::int - (SELECT count(id) FROM flowed)::int)`, ` AND ${notAmong("SELECT id FROM plain1")}`));
   }
   // The claim: once a job runs, the next enqueue with its debounce key starts a new job; updated_at is the
   // instant of the claim (the start a run shows and its rate windows count). The id list is also an index
@@ -156,6 +162,13 @@ const ADMITTED_AT = `coalesce((SELECT nullif(current_setting('pgtick.claimed_at'
 type Plain = (name: string, take: string, extra?: string) => string;
 
 /**
+ * Not one of the ids another part of the claim took: an array, computed once. `NOT IN (subquery)`, with the
+ * part's size estimated from a limit the planner cannot see (a tenth of the queue), was costed past a work_mem
+ * hash: at 2M due jobs, a plan so dear that a server with JIT compiled every claim anew (1 s each, 100x slower).
+ */
+const notAmong = (ids: string) => `id <> ALL (ARRAY(${ids}))`;
+
+/**
  * `plain1` resuming after `after`: higher priorities first (their dead entries are only those of
  * jobs of a higher priority claimed since the last vacuum), then the range after the position,
  * then, for what those leave, the head of the index (a limit of 0 reads nothing).
@@ -165,7 +178,7 @@ const resumed = (p: Params, plain: Plain, first: string, after: DispatchPosition
   const neg = `(SELECT -${p.add(after.priority)}::int)`;
   const position = `(${neg}, (SELECT ${p.add(after.runAt)}::timestamptz), (SELECT ${p.add(after.id)}::uuid))`;
   const count = (names: string[]) => names.map((n) => ` - (SELECT count(*) FROM ${n})::int`).join("");
-  const others = (names: string[]) => ` AND id NOT IN (${names.map((n) => `SELECT id FROM ${n}`).join(" UNION ALL ")})`;
+  const others = (names: string[]) => ` AND ${notAmong(names.map((n) => `SELECT id FROM ${n}`).join(" UNION ALL "))}`;
   return [
     plain("plain1_up", first, ` AND -priority < ${neg}`),
     plain("plain1_on", `${first}${count(["plain1_up"])}`, ` AND (-priority, run_at, id) > ${position}`),

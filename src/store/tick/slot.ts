@@ -188,7 +188,10 @@ export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string, flo
     ? `(coalesce((SELECT sum(held) FROM flowed), 0) > 0 AND (SELECT count(id) FROM flowed) < greatest(0, ${want}::int - (SELECT count(*) FROM plain1)::int))`
     : "false";
   const due = (keyed: boolean) =>
-    `(SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS ${keyed ? "NOT " : ""}NULL AND run_at <= now() LIMIT ${p.add(f.bound)}::int) x)`;
+    // The bound as a constant (a parameter is estimated at a tenth of the queue: a cost that grows with it), and
+    // along the due index (a sequential scan would walk the dead rows a drain leaves at the start of the table).
+    `(SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS ${keyed ? "NOT " : ""}NULL AND run_at <= now()
+      ORDER BY run_at LIMIT ${Math.max(1, Math.floor(f.bound))}) x)`;
   return [
   `fan_due AS (
     SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${want}::int

@@ -1,4 +1,5 @@
-// `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT), SIGTERM or SIGHUP and exits 0.
+// `npm run dev`: see src/dev/server.ts. Stops cleanly on Ctrl-C (SIGINT), SIGTERM or SIGHUP and exits 0
+// (1, saying so, when a tick failed while stopping: its jobs may stay claimed until their leases end).
 import { oneLine } from "../src/exit-codes.js";
 import { startDevServer } from "../src/dev/server.js";
 
@@ -17,9 +18,9 @@ const shutdown = async (signal: string) => {
   out(`\n${signal}: stopping (a running tick requeues its jobs first)`);
   // Still starting: it stops as soon as it has started (see below), so nothing is left running.
   if (!server) return;
-  await server.stop();
-  out("stopped");
-  process.exit(0);
+  const clean = await server.stop();
+  out(clean ? "stopped" : "stopped, with jobs left claimed (see above)");
+  process.exit(clean ? 0 : 1);
 };
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

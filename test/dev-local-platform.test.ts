@@ -66,6 +66,17 @@ describe("the dev server's local platform", () => {
     await settle();
     expect(r.sent).toEqual([]);
   });
+
+  it("stop says how many ticks failed while it waited (their jobs may stay claimed), and only those", async () => {
+    const local = createLocalPlatform({ tickUrl: () => "http://dev.test/api/tick", cronSecret: "s", intervalMs: 3_600_000, onError: () => {}, fetch: recording().fetcher });
+    local.track(Promise.reject(new Error("before stopping")));
+    await settle();
+    let fail!: (e: Error) => void;
+    local.track(new Promise<void>((_, reject) => (fail = reject)));
+    const stopping = local.stop();
+    fail(new Error("the database did not answer"));
+    expect(await stopping).toBe(1);
+  });
 });
 
 describe("the address the local cron and the printed links use", () => {

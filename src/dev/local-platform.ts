@@ -30,6 +30,8 @@ export const createLocalPlatform = (options: LocalPlatformOptions) => {
   const running = new Set<Promise<unknown>>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
+  /** Ticks that failed once stopping began: what they held may not be back in the queue. */
+  let failedStopping = 0;
 
   const invoke = (req: TickRequest) =>
     postTick({ CRON_SECRET: options.cronSecret }, { ...req, async: true }, options.fetch ?? fetch, options.tickUrl()).catch(options.onError);
@@ -58,17 +60,26 @@ export const createLocalPlatform = (options: LocalPlatformOptions) => {
     },
     /** Holds the server's tick runs, so `stop` waits for them. */
     track(work: Promise<unknown>) {
-      const tracked = work.catch((error: unknown) => options.onError(new Error(`tick failed: ${errorText(error)}`))).finally(() => running.delete(tracked));
+      const tracked = work
+        .catch((error: unknown) => {
+          if (stopped) failedStopping++;
+          options.onError(new Error(`tick failed: ${errorText(error)}`));
+        })
+        .finally(() => running.delete(tracked));
       running.add(tracked);
     },
     get running() {
       return running.size;
     },
-    /** No more ticks; waits for the running ones (the caller aborts their signal first). */
-    async stop(): Promise<void> {
+    /**
+     * No more ticks; waits for the running ones (the caller aborts their signal first). Returns how many
+     * failed meanwhile (a database that stopped answering): their running jobs may still be claimed.
+     */
+    async stop(): Promise<number> {
       stopped = true;
       clearTimeout(timer);
       while (running.size > 0) await Promise.allSettled([...running]);
+      return failedStopping;
     },
   };
 };

@@ -50,8 +50,11 @@ export interface DevIo {
 export interface DevServer {
   readonly url: string;
   readonly databaseUrl: string;
-  /** Aborts the running tick (it requeues what it holds), closes the server, the pool and PostgreSQL. */
-  stop(): Promise<void>;
+  /**
+   * Aborts the running ticks (they requeue what they hold), closes the server, the pool and PostgreSQL.
+   * False when a tick failed while stopping: its jobs may stay claimed until their leases end.
+   */
+  stop(): Promise<boolean>;
 }
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
@@ -129,6 +132,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
 
   // Everything started so far, stopped in reverse on failure or shutdown.
   const cleanups: Array<() => Promise<void>> = [];
+  let clean = true;
   const cleanup = async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn().catch((e: unknown) => out(`dev: while stopping: ${oneLine(e)}`));
   };
@@ -177,7 +181,11 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     });
     cleanups.push(async () => {
       shutdown.abort();
-      await local.stop();
+      const failed = await local.stop();
+      if (failed > 0) {
+        clean = false;
+        out(`dev: ${failed} tick${failed === 1 ? "" : "s"} failed while stopping: the jobs ${failed === 1 ? "it was" : "they were"} running may stay claimed until their leases end, then run again`);
+      }
     });
     const kickBudget = kickBudgetMs(env, settings.tickBudgetMs);
 
@@ -238,11 +246,11 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       ].join("\n"),
     );
 
-    let stopping: Promise<void> | undefined;
+    let stopping: Promise<boolean> | undefined;
     return {
       url,
       databaseUrl,
-      stop: () => (stopping ??= cleanup()),
+      stop: () => (stopping ??= cleanup().then(() => clean)),
     };
   } catch (e) {
     await cleanup();

@@ -161,6 +161,9 @@ describe("tick stops", () => {
     expect(statements).toBeLessThanOrEqual(9);
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
     expect(await h.rows(`SELECT status, attempt FROM ${jobs.tables.queue}`)).toEqual([{ status: "running", attempt: 1 }]);
+    // Its report line says it failed, not that it finished (an info line just before the error read as all well).
+    expect(jobs.logs.filter((e) => e.msg === "tick finished")).toEqual([]);
+    expect(jobs.logs.filter((e) => e.msg === "tick ended on a failed statement").map((e) => e.level)).toEqual(["warn"]);
   });
 
   it("skips a due row another transaction has locked instead of waiting for it (FOR UPDATE SKIP LOCKED)", async () => {

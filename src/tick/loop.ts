@@ -312,8 +312,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     ...carry.total(tickRow), startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
     requeuedIds, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
   };
-  logger.log(heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", "tick finished", { ...report, requeuedIds: undefined });
   const failure = broken ?? failures.last ?? unstarted;
+  logger.log(failure ? "warn" : heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", failure ? "tick ended on a failed statement" : "tick finished", { ...report, requeuedIds: undefined });
   watch?.end(report, failure?.error);
   if (failure) throw failure.error;
   return report;

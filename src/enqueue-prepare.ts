@@ -1,4 +1,4 @@
-import { parseIsoTime } from "./iso-time.js";
+import { isoWithMicros, parseIsoInstant } from "./iso-time.js";
 import { JobsError } from "./errors.js";
 import type { EnqueueItem, EnqueueOptions } from "./enqueue.js";
 import { flowKeysFor } from "./flow/keys.js";
@@ -48,12 +48,13 @@ export const prepareJob = (
   const { job, stored, parsed } = checkPayload(registry, item.job, item.payload, settings.maxPayloadBytes, where);
   let runAt: string | null = null;
   if (item.runAt !== undefined && item.runAt !== null) {
-    const ms = item.runAt instanceof Date ? item.runAt.getTime() : typeof item.runAt === "string" ? parseIsoTime(item.runAt) : undefined;
+    // A text keeps its microseconds, as the database does: a runAt read back from a job orders as that job does.
+    const at = item.runAt instanceof Date ? { ms: item.runAt.getTime(), micros: 0 } : typeof item.runAt === "string" ? parseIsoInstant(item.runAt) : undefined;
     // Years 1970-9999: what every driver and PostgreSQL round-trip exactly.
-    if (ms === undefined || Number.isNaN(ms) || ms < 0 || ms >= 253_402_300_800_000) {
-      badOption("runAt must be a date or an ISO 8601 time with its offset (2031-01-02T03:04:05Z) between the years 1970 and 9999", where, "runAt");
+    if (at === undefined || Number.isNaN(at.ms) || at.ms < 0 || at.ms >= 253_402_300_800_000) {
+      return badOption("runAt must be a date or an ISO 8601 time with its offset (2031-01-02T03:04:05Z) between the years 1970 and 9999", where, "runAt");
     }
-    runAt = new Date(ms!).toISOString();
+    runAt = isoWithMicros(at);
   }
   let delayMs: number | null = null;
   if (item.delayMs !== undefined && item.delayMs !== null) {

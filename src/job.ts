@@ -26,11 +26,11 @@ export interface JobContext {
 /** Retry delay after failed attempt `attempt` (1-based), before jitter. */
 export interface BackoffOptions {
   /** First retry delay. Default 5s. */
-  readonly baseMs?: number;
+  readonly baseMs?: number | undefined;
   /** Ceiling. Default 1h. */
-  readonly maxMs?: number;
+  readonly maxMs?: number | undefined;
   /** Multiplier per attempt. Default 2. */
-  readonly factor?: number;
+  readonly factor?: number | undefined;
 }
 
 /** What a handler returns: checked against the job's `output` schema when it has one. */
@@ -48,16 +48,16 @@ export interface JobDefinition<Name extends string = string, Schema extends $Zod
    */
   readonly output?: Out;
   /** Attempts before the job is dead-lettered. Default: the `defaultMaxAttempts` setting (5). */
-  readonly maxAttempts?: number;
-  readonly backoff?: BackoffOptions;
+  readonly maxAttempts?: number | undefined;
+  readonly backoff?: BackoffOptions | undefined;
   /** The run's own time limit; its signal aborts then and the attempt fails. */
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: number | undefined;
   /** Default priority for enqueues of this job (higher runs first). */
-  readonly priority?: number;
+  readonly priority?: number | undefined;
   /** At most `limit` runs of this job at once, per key, across the whole deployment. */
-  readonly concurrency?: ConcurrencyLimit<output<Schema>>;
+  readonly concurrency?: ConcurrencyLimit<output<Schema>> | undefined;
   /** At most `limit` starts in any window of `periodMs`, per key; `group` shares one limit across jobs. Several must all hold. */
-  readonly rateLimit?: RateLimit<output<Schema>> | readonly RateLimit<output<Schema>>[];
+  readonly rateLimit?: RateLimit<output<Schema>> | readonly RateLimit<output<Schema>>[] | undefined;
 }
 
 /** Keys are computed from the parsed payload at enqueue time and stored with the job. */
@@ -72,7 +72,7 @@ export interface RateLimit<P = unknown> {
   readonly periodMs: number;
   key?(payload: P): string;
   /** Jobs naming the same group share this limit (they must declare it alike). */
-  readonly group?: string;
+  readonly group?: string | undefined;
 }
 
 // A registry holds definitions of many payload types; handlers are only called with

@@ -17,6 +17,8 @@ const TAG = "$jobs_migration$";
  * (1 s by default), so the migration gives up first: it rolls back, freeing what it took, and retries.
  */
 export const MIGRATION_LOCK_TIMEOUT_MS = 500;
+/** The longest bound a migration takes: what a timer can wait (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 /** How long a migration keeps retrying for its locks before it fails. */
 const MIGRATION_RETRY_FOR_MS = 120_000;
 /** The longest one statement waits for another migrate() to finish; it is sent again until that one is done. */
@@ -37,7 +39,13 @@ const RETRYABLE = new Set(["55P03", "40P01"]);
  * not yet recorded. One statement is atomic and needs no session, so it runs
  * the same over pg, Neon's Pool and Neon's HTTP driver.
  */
-export const migrationStatement = (prefix: string, list: readonly Migration[] = migrations, runId = "00000000-0000-0000-0000-000000000000"): string => {
+export const migrationStatement = (
+  prefix: string,
+  list: readonly Migration[] = migrations,
+  runId = "00000000-0000-0000-0000-000000000000",
+  /** The statement rolls back what it applied when it ends later than this after it started (see `migrate`'s timeoutMs). */
+  withinMs?: number,
+): string => {
   if (!/^[0-9a-f-]{36}$/.test(runId)) throw new Error("runId must be a uuid");
   const t = tablesFor(prefix);
   const lockKey = `hashtext('${prefix}migrate')`;
@@ -99,7 +107,11 @@ BEGIN
       run_id uuid
     );
   END IF;
-${steps.join("\n")}
+${steps.join("\n")}${withinMs === undefined ? "" : `
+  -- Its caller gave up at its bound: what it applied must not commit later (a single Client's statement is not cancelled).
+  IF clock_timestamp() > statement_timestamp() + interval '${Math.floor(withinMs)} milliseconds' THEN
+    RAISE EXCEPTION 'the migration ended after its bound of ${Math.floor(withinMs)} ms: rolled back' USING ERRCODE = '57014';
+  END IF;`}
 END
 ${TAG}`;
 };
@@ -117,11 +129,14 @@ export const migrate = async (
   timeoutMs?: number,
 ): Promise<number[]> => {
   const t = tablesFor(prefix);
+  if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 1 && timeoutMs <= MAX_TIMEOUT_MS)) {
+    throw new JobsError("invalid_options", `timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMEOUT_MS}`, { field: "timeoutMs" });
+  }
   const runId = crypto.randomUUID();
   let until = Date.now() + retryForMs;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2_000)) {
     try {
-      await db.query(migrationStatement(prefix, list, runId), [], timeoutMs === undefined ? {} : { timeoutMs });
+      await db.query(migrationStatement(prefix, list, runId, timeoutMs), [], timeoutMs === undefined ? {} : { timeoutMs });
       break;
     } catch (e) {
       const code = (e as { code?: unknown } | null)?.code;

@@ -130,4 +130,26 @@ describe("continuation of work enqueued after the tick's last claim", () => {
     // With nothing due, the successor ends without a handoff of its own.
     expect(handoffs).toHaveLength(1);
   });
+
+  it("so does one enqueued while the tick's last claim held jobs back for a rate window far off: the held ones alone do not chain ticks", async () => {
+    // Outlives the first tick's budget (it is requeued at the deadline, so no run of the tick ends after its last claim), then is quick.
+    let runs = 0;
+    const slow = defineJob({ name: "slow", schema: z.object({}), handler: () => (++runs === 1 ? sleep(6_000) : undefined) });
+    const quick = defineJob({ name: "quick", schema: z.object({}), handler: () => {} });
+    const limited = defineJob({ name: "limited", schema: z.object({ t: z.string() }), rateLimit: { limit: 1, periodMs: 600_000, key: (p) => p.t }, handler: () => {} });
+    const jobs = await h.isolated([slow, quick, limited], { maxTicks: 1, concurrency: 5 });
+    await jobs.enqueue("slow", {});
+    for (let i = 0; i < 2; i++) await jobs.enqueue("limited", { t: "acme" });
+    const handoffs: Handoff[] = [];
+    const spawn = (hs: readonly Handoff[]) => void handoffs.push(...hs);
+    const running = jobs.tick({ budgetMs: 4_000, claimCutoffMs: 2_000, spawn });
+    await sleep(2_300);
+    await jobs.enqueue("quick", {});
+    expect(await jobs.tick({ budgetMs: 4_000, spawn })).toMatchObject({ capped: true, claimed: 0 });
+    expect(await running).toMatchObject({ succeeded: 1, requeued: 1 });
+    expect(handoffs).toHaveLength(1);
+    // The successor runs the new job and the requeued one; the held one waits for its window, and it hands nothing on for it.
+    expect(await jobs.tick({ budgetMs: 4_000, spawn, handoff: handoffs[0]! })).toMatchObject({ claimed: 2, succeeded: 2 });
+    expect(handoffs).toHaveLength(1);
+  });
 });

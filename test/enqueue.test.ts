@@ -72,6 +72,20 @@ describe("enqueue", () => {
     expect(await count(jobs.tables.queue)).toBe(0);
   });
 
+  it("keeps a runAt's microseconds, as the database does: a job given another's runAt runs after it, in enqueue order", async () => {
+    const order: string[] = [];
+    const seen = defineJob({ name: "seen", schema: z.object({ n: z.string() }), handler: ({ n }) => void order.push(n) });
+    const jobs = await h.isolated([seen]);
+    const a = await jobs.enqueue("seen", { n: "a" });
+    const runAt = (await jobs.get(a.id))!.runAt;
+    await jobs.enqueue("seen", { n: "b" }, { runAt: runAt! });
+    await jobs.enqueue("seen", { n: "c" }, { runAt: "2030-01-01T00:00:00.123456+01:00" });
+    expect(await h.rows(`SELECT payload->>'n' AS n, to_char(run_at AT TIME ZONE 'UTC', 'US') AS us FROM ${jobs.tables.queue} WHERE payload->>'n' = 'c'`)).toEqual([{ n: "c", us: "123456" }]);
+    await jobs.tick({ budgetMs: 2_000 });
+    // Stored to the millisecond, b's runAt was before a's, and b ran first.
+    expect(order).toEqual(["a", "b"]);
+  });
+
   it("says, for a payload no option of a plain union takes, what each option found wrong, under its path", async () => {
     const shape = defineJob({
       name: "shape",

@@ -49,6 +49,23 @@ describe("migrations", () => {
     expect((await db.query(`SELECT to_regclass('bounded_migrations') AS t`)).rows).toEqual([{ t: null }]);
   });
 
+  it("on a single Client, whose statement is not cancelled, what the migration applies after the bound rolls back (it committed after the caller was told it failed)", async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const slow = [...migrations.slice(0, 1), { version: 2, name: "slow", sql: "PERFORM pg_sleep(1.5);" }];
+      await expect(migrate(fromPg(client), "single_", slow, undefined, 300)).rejects.toThrow(/did not answer within 300 ms/);
+      // The statement runs on to its end, and then fails: nothing applied.
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect((await connect().query(`SELECT to_regclass('single_migrations') AS t`)).rows).toEqual([{ t: null }]);
+      for (const timeoutMs of [0, -5, Number.NaN, 1.5, 30 * 86_400_000]) {
+        await expect(migrate(fromPg(client), "single_", slow, undefined, timeoutMs), String(timeoutMs)).rejects.toMatchObject({ code: "invalid_options" });
+      }
+    } finally {
+      await client.end().catch(() => {});
+    }
+  });
+
   it("is idempotent and records what it applied", async () => {
     const db = connect();
     await migrate(db, "again_");

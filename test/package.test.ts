@@ -140,7 +140,7 @@ describe("an app that installed it", () => {
   it("type-checks a strict project against the .d.ts: no jsx option, no DOM lib, no Node types, exactOptionalPropertyTypes (skipLibCheck on)", async () => {
     writeFileSync(join(app, "consumer.ts"), `
       import { z } from "zod";
-      import { createJobs, type Db, defineJob } from "pgtick";
+      import { createJobs, type Db, defineJob, defineSchedule } from "pgtick";
       import { createApp, createDashboard } from "pgtick/http";
       import { createClient } from "pgtick/client";
 
@@ -197,6 +197,9 @@ describe("an app that installed it", () => {
       void client.schedules.list({ next: maybe, cursor });
       void client.schedules.run("nightly", { idempotencyKey: cursor });
       void createClient({ baseUrl: "http://127.0.0.1:3000", token: "token", fetch: undefined });
+      export const maybeJob = defineJob({ name: "maybe", schema: z.object({}), handler: () => {}, maxAttempts: maybe, timeoutMs: maybe, priority: maybe, backoff: { baseMs: maybe, maxMs: maybe }, concurrency: undefined, rateLimit: undefined });
+      export const maybeSchedule = defineSchedule({ name: "m", cron: "0 * * * *", job: "maybe", payload: {}, timezone: cursor, missed: undefined, dayMatch: undefined });
+      void createApp({ jobs, env: {}, openApi: undefined, payloadSchemas: undefined });
     `);
     const strict = { target: "ES2022", lib: ["ES2022"], types: [], strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: true, noEmit: true };
     const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");

@@ -9,7 +9,8 @@ export { opaquePayloadSchemas, type OpenApiDocument, type PayloadSchemas, zodPay
 
 /** The HTTP API as a Hono app; it serves its OpenAPI document, describing each job's payload with zod's JSON Schema, unless told otherwise. */
 export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(options: AppOptions<J>): ReturnType<typeof createAppWith> =>
-  createAppWith({ payloadSchemas: zodPayloadSchemas, openApi: openApiDocument, ...options });
+  // Given as undefined, as left out: the defaults.
+  createAppWith({ ...options, payloadSchemas: options.payloadSchemas ?? zodPayloadSchemas, openApi: options.openApi ?? openApiDocument });
 export { createDashboard, type DashboardEnv, type DashboardOptions } from "../dashboard/dashboard-app.js";
 export type { TickRequest } from "./tick-request.js";
 export { STATUS as API_ERROR_STATUS, type ApiErrorBody, type ApiErrorCode } from "./api-errors.js";

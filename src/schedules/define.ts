@@ -19,18 +19,18 @@ export interface ScheduleDefinition {
   /** 5 fields (minute first) or 6 (seconds first), or an alias such as `@daily` (see cron-fields.ts for the syntax). */
   readonly cron: string;
   /** IANA zone the expression is read in. Default "UTC". */
-  readonly timezone?: string;
+  readonly timezone?: string | undefined;
   /** Name of the job each occurrence enqueues. */
   readonly job: string;
   /** Checked against the job's schema when `createJobs` is called. */
   readonly payload: unknown;
-  readonly missed?: MissedPolicy;
+  readonly missed?: MissedPolicy | undefined;
   /**
    * When both day fields are restricted (neither is `*`): `"or"` (default) runs on days that
    * match either field, `"and"` only on days that match both. `0 0 *∕2 * 1` runs on odd days
    * and on Mondays under "or", on odd-dated Mondays under "and" (what Vixie cron does with it).
    */
-  readonly dayMatch?: DayMatch;
+  readonly dayMatch?: DayMatch | undefined;
 }
 
 /**

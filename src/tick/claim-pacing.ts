@@ -1,3 +1,4 @@
+import type { HandOn } from "../store/tick/slot.js";
 import type { StepResult } from "../store/tick/step.js";
 
 /**
@@ -108,17 +109,18 @@ export class ClaimPacing {
   }
 
   /**
-   * Whether a new tick started now could claim within `horizonMs`, as far as the last claim says: what
-   * it held back may go by then. A rate window that frees in ten minutes is no reason to hand the slot
-   * on: each successor would find the same. A queue that looked empty may not be now (jobs enqueued
-   * since, whose kick found every slot held): the final statement hands on only if a job is due then.
+   * For which due jobs a new tick started now is worth it (the final statement hands the slot on if one
+   * is due then), as far as the last claim says: any, when it was full or what it held back may go within
+   * `horizonMs`, what a successor claims for (its budget less its claim cutoff). Held jobs that go later
+   * would have it end at once and hand on again, invocation after invocation; jobs held by a concurrency
+   * limit go when runs of their key end, and the ticks running those claim then. So after such a claim
+   * only unkeyed jobs count, and after one that found the queue empty only jobs due in the queue (not
+   * those the final statement requeues): both may have come since, their kicks finding every slot held.
    */
-  worthHandingOn(now: number, horizonMs: number): boolean {
-    // `horizonMs` is what a successor claims for (its budget less its claim cutoff): held jobs that go
-    // later would have it end at once and hand on again, invocation after invocation. Jobs held by a
-    // concurrency limit go when runs of their key end, and the ticks running those claim then: a
-    // successor would only poll until its cutoff and hand on again.
-    return !this.spent && !this.heldByRuns && (this.empty || this.after < now + horizonMs);
+  handOn(now: number, horizonMs: number): HandOn | false {
+    if (this.spent) return false;
+    if (this.empty) return "queued";
+    return this.heldByRuns || this.after >= now + horizonMs ? "unkeyed" : "all";
   }
 
   /**

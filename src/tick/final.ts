@@ -1,6 +1,7 @@
 import type { Logger } from "../log.js";
 import type { JobsSettings } from "../settings/library.js";
 import { CUT_SHORT, type CutShort } from "../store/tick/requeue.js";
+import type { HandOn } from "../store/tick/slot.js";
 import type { StepInput } from "../store/tick/step.js";
 import { RESERVE_MS } from "./fan-out.js";
 import { housekeepingFor } from "./housekeeping.js";
@@ -22,14 +23,14 @@ export const abandonRuns = (requeue: readonly Run[], logger: Logger, why: CutSho
 
 /**
  * The tick's final statement: requeue what still runs, free its slot or hand it on to a new tick
- * if due work is left (`handoff`; `"queued"`: only jobs due in the queue count, not those it
- * requeues), clean up old rows when it held a slot, and store where its round-robin over keys ended.
+ * if due work of the kind `handoff` names is left, clean up old rows when it held a slot, and store
+ * where its round-robin over keys ended.
  */
 export const finalInput = (
   requeue: readonly Run[],
   unstarted: readonly Run[],
   slot: { slot: number; owner: string } | undefined,
-  handoff: boolean | "queued",
+  handoff: HandOn | false,
   settings: JobsSettings,
   flowCursor?: string,
   cutShort?: CutShort,
@@ -41,6 +42,6 @@ export const finalInput = (
     ...requeue.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: r.elapsed(), history: { logs: r.logs?.toArray() } })),
     ...unstarted.map((r) => ({ id: r.row.id, owner: r.owner, durationMs: 0, unstarted: true })),
   ],
-  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS, token: crypto.randomUUID(), queuedOnly: handoff === "queued" } : undefined } : undefined,
+  slot: slot ? { mode: "release", slot: slot.slot, owner: slot.owner, handoff: handoff ? { reserveMs: RESERVE_MS, token: crypto.randomUUID(), for: handoff } : undefined } : undefined,
   housekeeping: slot ? housekeepingFor(settings, claimed) : undefined,
 });

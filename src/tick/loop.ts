@@ -289,9 +289,8 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
     // Owed only what lost answers took: one try, before the deadline (the database may be out of reach).
     const owedOnly = !(slot || pending.length > 0 || requeue.length > 0 || lateClaims.length > 0 || carry.hasMetrics || flow.resumeAt !== undefined);
     if (!owedOnly || (lost.owed && Date.now() < deadline)) {
-      // After a last claim that found the queue empty, only jobs enqueued since count (their kicks found every slot held).
-      const worth = fanOut.enabled && pacing.worthHandingOn(Date.now(), budgetMs - limits.claimCutoffMs) && !failures.last && !broken && !options.signal?.aborted;
-      const final = finalInput(requeue, lateClaims, slot, worth && (pacing.queueEmpty ? "queued" : true), settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
+      const handOn = fanOut.enabled && !failures.last && !broken && !options.signal?.aborted && pacing.handOn(Date.now(), budgetMs - limits.claimCutoffMs);
+      const final = finalInput(requeue, lateClaims, slot, handOn, settings, flow.resumeAt, cutShort, carry.total(tickRow).claimed);
       let result: StepResult | undefined;
       // Failed, it is sent again after its pause while the grace lasts: it carries what the runs owe (once, after a failure no retry mends).
       for (let at = 0; !result && (at === 0 || at < (owedOnly || failures.fatal ? 0 : deadline + limits.graceMs)); at = failures.waitUntil(Date.now()) ?? Date.now()) {

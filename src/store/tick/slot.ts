@@ -61,10 +61,17 @@ export type SlotStep =
       readonly mode: "release";
       readonly slot: number;
       readonly owner: string;
-      /** `queuedOnly`: hand on for jobs due in the queue, not for those this statement requeues (their tick's last claim found none). */
-      readonly handoff?: { readonly reserveMs: number; readonly token: string; readonly queuedOnly?: boolean };
+      /**
+       * `for`: which due jobs are worth a new tick (default all, those this statement requeues included); `queued`:
+       * those due in the queue, not those it requeues (the tick's last claim found none); `unkeyed`: unkeyed ones
+       * (its last claim's keyed jobs wait for their limits, which a new tick would find closed too).
+       */
+      readonly handoff?: { readonly reserveMs: number; readonly token: string; readonly for?: HandOn };
       readonly carry?: Partial<TickCounts>;
     };
+
+/** Which due jobs a final statement hands the tick's slot on for (see `SlotStep`'s release). */
+export type HandOn = "all" | "queued" | "unkeyed";
 
 /** The tick's slot row as a step returns it. */
 export interface TickRow extends TickCounts {
@@ -190,8 +197,9 @@ export const fanOutCtes = (t: Tables, p: Params, f: FanOut, ownSlot: string, flo
   const due = (keyed: boolean) =>
     // The bound as a constant (a parameter is estimated at a tenth of the queue: a cost that grows with it), and
     // along the due index (a sequential scan would walk the dead rows a drain leaves at the start of the table).
+    // Rounded up to a power of two, so that a tick's claims have few texts (each a prepared statement of its own).
     `(SELECT count(*) FROM (SELECT 1 FROM ${t.queue} WHERE status = 'queued' AND flow_key IS ${keyed ? "NOT " : ""}NULL AND run_at <= now()
-      ORDER BY run_at LIMIT ${Math.max(1, Math.floor(f.bound))}) x)`;
+      ORDER BY run_at LIMIT ${2 ** Math.ceil(Math.log2(Math.max(1, f.bound)))}) x)`;
   return [
   `fan_due AS (
     SELECT CASE WHEN (SELECT count(*) FROM claimed) >= ${want}::int

@@ -188,9 +188,11 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : []), ...(input.unclaim ? ["unclaimed"] : [])]);
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p, outcomes);
-  // From the head of queue_due_idx: an EXISTS may be planned as a sequential scan, over every dead row a drain leaves.
-  const requeuedLeft = present.has("requeued") && !(input.slot?.mode === "release" && input.slot.handoff?.queuedOnly);
-  const due = `${requeuedLeft ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}(SELECT run_at FROM ${t.queue} WHERE status = 'queued' AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL`;
+  // From the head of a due index (queue_due_idx, or queue_plain_due_idx for unkeyed jobs): an EXISTS may be planned as
+  // a sequential scan, over every dead row a drain leaves.
+  const handOn = (input.slot?.mode === "release" && input.slot.handoff?.for) || "all";
+  const due = `${present.has("requeued") && handOn === "all" ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}(SELECT run_at FROM ${t.queue}
+    WHERE status = 'queued'${handOn === "unkeyed" ? " AND flow_key IS NULL" : ""} AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL`;
   const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, flowed ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
   const slotRow = slotRows.length > 0;
   ctes.push(...slotRows);

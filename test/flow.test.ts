@@ -91,6 +91,18 @@ describe("unkeyed and keyed jobs in one queue", () => {
     expect(await jobs.tick({ budgetMs: 5_000, concurrency: 1 })).toMatchObject({ succeeded: 24 });
     expect(order.slice(0, 8).filter((k) => k === "keyed")).toHaveLength(4);
   });
+
+  it("ticks of one slot that claim once each take turns too (each tick gave it to the unkeyed side, and keyed jobs waited for all of them)", async () => {
+    const order: string[] = [];
+    const plain = defineJob({ name: "plain-long", schema: z.object({ n: z.number() }), handler: async () => void order.push("plain") });
+    const keyed = defineJob({ name: "keyed-long", schema: tenant, concurrency: { limit: 5, key: (p) => p.tenant }, handler: async () => void order.push("keyed") });
+    const jobs = await h.isolated([plain, keyed]);
+    await jobs.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ job: "plain-long" as const, payload: { n } })));
+    await jobs.enqueueMany(Array.from({ length: 4 }, (_, n) => ({ job: "keyed-long" as const, payload: { tenant: `t${n}`, n } })));
+    // Past the claim cutoff from the start: each tick claims once, as one of long jobs under a platform's budget does.
+    for (let i = 0; i < 4; i++) expect(await jobs.tick({ budgetMs: 2_000, claimCutoffMs: 1_000, concurrency: 1, claimForMs: 1 })).toMatchObject({ claimed: 1 });
+    expect(order.filter((k) => k === "keyed")).toHaveLength(2);
+  });
 });
 
 describe("a claim whose candidates all have room", () => {

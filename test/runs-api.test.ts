@@ -108,14 +108,14 @@ describe("finished jobs and their runs", () => {
     }
   });
 
-  it("runs a run again: a new job with its payload and correlation id", async () => {
-    const { id } = await jobs.enqueue("plain", { n: 77 }, { correlationId: "again-1" });
+  it("runs a run again: a new job with its payload, correlation id, priority and maxAttempts (the last two were the defaults)", async () => {
+    const { id } = await jobs.enqueue("plain", { n: 77 }, { correlationId: "again-1", priority: 10, maxAttempts: 3 });
     await tick();
     const [run] = (await jobs.runs.list({ jobId: id })).items;
     const r = await call("POST", `/api/runs/${run!.id}/rerun`);
     expect(r.status).toBe(201);
     expect(r.body.id).not.toBe(id);
-    expect(await jobs.get(r.body.id)).toMatchObject({ job: "plain", status: "queued", payload: { n: 77 }, correlationId: "again-1" });
+    expect(await jobs.get(r.body.id)).toMatchObject({ job: "plain", status: "queued", payload: { n: 77 }, correlationId: "again-1", priority: 10, maxAttempts: 3 });
   });
 
   it("runs a run again once per idempotency key (header, body or client), so a retried request queues one job", async () => {

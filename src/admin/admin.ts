@@ -180,7 +180,11 @@ export const queueAdmin = (env: {
         // has it, else (that life goes on) the job.
         const payload = run.payload ?? (await runPayload(db, t, run.jobId, runId))?.payload ?? (await getJob(db, t, run.jobId))?.payload ?? null;
         if (payload === null) throw notFound("payload for run", runId, " (the job is gone and the history no longer keeps it)");
-        const [done] = await env.enqueue([{ job: run.job, payload, correlationId: run.correlationId ?? undefined, idempotencyKey: options.idempotencyKey }]);
+        // As the job was enqueued: its priority and attempts too (a rerun of an urgent job went behind the backlog).
+        const [done] = await env.enqueue([{
+          job: run.job, payload, correlationId: run.correlationId ?? undefined, idempotencyKey: options.idempotencyKey,
+          priority: run.priority ?? undefined, maxAttempts: run.maxAttempts ?? undefined,
+        }]);
         return { id: done!.id, runId, deduplicated: done!.deduplicated };
       },
     },

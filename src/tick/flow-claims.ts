@@ -9,6 +9,14 @@ import type { StepResult } from "../store/tick/step.js";
  */
 const keysPerClaim = (limit: number) => Math.min(50, Math.max(32, limit));
 
+/**
+ * Which side the extra slot of the next claim of an odd number of slots goes to, across the ticks of a
+ * process (a tick of one slot that claims once would otherwise always give it to the same side, and the
+ * other starved while that side had jobs due); a new process starts on either, at random (set at the
+ * first claim: a Worker may not draw random numbers outside a request).
+ */
+let oddToUnkeyed: boolean | undefined;
+
 /** What a tick's claims tell the admission, and what each claim's result tells the next one. */
 export class FlowClaims {
   /**
@@ -18,16 +26,14 @@ export class FlowClaims {
   private cursor: string | undefined;
   /** Without limits in code, keyed jobs (of limits since removed) are looked for until a claim finds none. */
   private keyed = true;
-  /** Which side the extra slot of the next claim of an odd number of slots goes to first. */
-  private oddToUnkeyed = true;
-
   constructor(private readonly spec: FlowSpec | undefined) {}
 
   claim(limit: number): ClaimFlow {
     let unkeyedFirst = limit / 2;
     if (limit % 2 === 1) {
-      unkeyedFirst = this.oddToUnkeyed ? Math.ceil(unkeyedFirst) : Math.floor(unkeyedFirst);
-      this.oddToUnkeyed = !this.oddToUnkeyed;
+      oddToUnkeyed ??= Math.random() < 0.5;
+      unkeyedFirst = oddToUnkeyed ? Math.ceil(unkeyedFirst) : Math.floor(unkeyedFirst);
+      oddToUnkeyed = !oddToUnkeyed;
     }
     const split = this.spec?.enabled ?? false;
     return { limitsJson: this.spec?.limitsJson ?? "{}", split, unkeyedFirst, cursor: this.cursor, maxKeys: keysPerClaim(limit), keyed: this.keyed };

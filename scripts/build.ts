@@ -23,10 +23,20 @@ const inDist = (targets: Targets): Targets => {
   return targets.replace(/^\.\/src\//, "./").replace(/\.tsx?$/, ".js");
 };
 
+/** The dashboard's stylesheet without its line breaks (none is inside a CSS string): about 60 bytes of a Worker's gzipped bundle. */
+const compactCss = (file: string): void => {
+  const code = readFileSync(file, "utf8");
+  const start = code.indexOf("`\n:root{");
+  const end = code.indexOf("`", start + 1);
+  if (start < 0 || end < 0) throw new Error(`${file}: the stylesheet's template literal was not found`);
+  writeFileSync(file, code.slice(0, start) + code.slice(start, end).replace(/\n\s*/g, "") + code.slice(end));
+};
+
 export const buildPackage = (out = DIST): void => {
   rmSync(out, { recursive: true, force: true });
   execFileSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", join(ROOT, "tsconfig.build.json"), "--outDir", out], { cwd: ROOT, stdio: "inherit" });
   compactSqlIn(join(out, "store"));
+  compactCss(join(out, "dashboard", "style.js"));
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { type?: string; imports?: Record<string, Targets> };
   const imports = Object.fromEntries(Object.entries(pkg.imports ?? {}).map(([name, targets]) => [name, inDist(targets)]));
   writeFileSync(join(out, "package.json"), `${JSON.stringify({ type: pkg.type, imports }, null, 2)}\n`);

@@ -63,8 +63,18 @@ export class MigrationLocked extends Error {
  * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
  * database being down. "" for a setting (the logs name it), undefined when it is something else.
  */
+/**
+ * The connection's TLS failed: the server does not take it (sslmode=require against one without), or a
+ * certificate was refused (Node's words for each say SSL, TLS or certificate). Not a statement's own error
+ * (a SQLSTATE), whatever it mentions.
+ */
+export const tlsFailed = (e: unknown): boolean =>
+  e instanceof Error && !/^[0-9A-Z]{5}$/.test(String((e as { code?: unknown }).code)) && /\bSSL\b|\bTLS\b|certificate/i.test(e.message);
+
 export const misconfiguration = (e: unknown): string | undefined => {
   if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;
+  // Read as a database that does not answer, and a 500 "internal error" on the API.
+  if (tlsFailed(e)) return " (its TLS failed: see DATABASE_URL's sslmode)";
   const state = (e as { code?: unknown } | null)?.code;
   // insufficient_privilege: the deployment's role may not use a table (one a later migration added, not granted).
   if (state === "42501") return " (its database role may not use a table it needs)";

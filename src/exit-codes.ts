@@ -1,5 +1,5 @@
 import { databaseUnavailable, StatementTimeout } from "./db.js";
-import { isJobsError, type JobsErrorCode, MigrationLocked, misconfiguration } from "./errors.js";
+import { isJobsError, type JobsErrorCode, MigrationLocked, misconfiguration, tlsFailed } from "./errors.js";
 
 /**
  * Exit codes a script can branch on. Stable: documented in the README and
@@ -69,9 +69,6 @@ const isUnreachable = (e: unknown): boolean => {
   return databaseUnavailable(e) || e instanceof MigrationLocked || tlsFailed(e) || (code !== undefined && (code.startsWith("28") || code === "3D000"));
 };
 
-/** The connection's TLS failed: the server does not take it (sslmode=require against one without), or a certificate was refused. */
-const tlsFailed = (e: unknown): boolean =>
-  e instanceof Error && (/^(ERR_TLS|ERR_SSL|DEPTH_ZERO|SELF_SIGNED|UNABLE_TO_VERIFY|CERT_)/.test(errorCode(e) ?? "") || (errorCode(e) === undefined && /\bSSL\b|\bTLS\b|certificate/i.test(e.message)));
 
 /** A server that took the connection and never answered (the pool's connectionTimeoutMillis). */
 const silentServer = (e: unknown): boolean => e instanceof Error && /connection timeout|timeout exceeded when trying to connect/i.test(e.message);

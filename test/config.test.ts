@@ -127,6 +127,8 @@ describe("variables read outside the library's settings", () => {
     // The production domain alone: every kick was posted to / (404), and no tick started.
     [{ JOBS_KICK_URL: "https://my-app.example.com" }, "JOBS_KICK_URL"],
     [{ JOBS_KICK_URL: "https://my-app.example.com/" }, "JOBS_KICK_URL"],
+    // fetch refuses a URL with credentials, and its error, logged at every start, repeated the password.
+    [{ JOBS_KICK_URL: "https://u:kickpass@my-app.example.com/api/tick" }, "JOBS_KICK_URL must hold no password"],
     // PostgreSQL refuses it, once started: "outside the valid range".
     [{ DEV_PG_PORT: "0" }, "DEV_PG_PORT"],
   ])("checkEnv refuses %o at start, naming %s", (env, name) => {

@@ -2,7 +2,7 @@
 // /api/tick, they overlap as on a platform, and stop waits for the ticks it runs.
 import { describe, expect, it } from "vitest";
 import { createLocalPlatform, nextSlot } from "../src/dev/local-platform.js";
-import { urlHost } from "../src/dev/server.js";
+import { urlHost, withoutPassword } from "../src/dev/server.js";
 import { readTickRequest } from "../src/http/tick-request.js";
 
 const settle = () => new Promise((r) => setTimeout(r, 5));
@@ -82,5 +82,13 @@ describe("the dev server's local platform", () => {
 describe("the address the local cron and the printed links use", () => {
   it("is the address the server listens on: an IPv6 literal in brackets, any address through a loopback", () => {
     expect(["127.0.0.1", "::1", "0.0.0.0", "::", "192.168.1.5", "dev.local"].map(urlHost)).toEqual(["localhost", "[::1]", "127.0.0.1", "localhost", "192.168.1.5", "dev.local"]);
+  });
+});
+
+describe("the database URL the dev server prints", () => {
+  it("masks a password in the URL's user part and in its query (libpq's password=; the query's was printed)", () => {
+    expect(withoutPassword("postgres://u:hunter2@db.example.com:5432/app")).toBe("postgres://u:***@db.example.com:5432/app");
+    expect(withoutPassword("postgres://u@db.example.com/app?sslmode=require&password=hunter2-inquery")).not.toContain("hunter2");
+    expect(withoutPassword("postgres://u@db.example.com/app?PASSWORD=x1")).not.toContain("x1");
   });
 });

@@ -261,6 +261,21 @@ describe("createApp options", () => {
     expect((await c("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } })).status).toBe(201);
     expect(await count()).toBe(1);
     expect(logged).toEqual(["onEnqueued hook failed"]);
+    // Nor when what it throws cannot be read: a null-prototype object, an error whose message getter throws (a 500, the job stored).
+    const hostile = Object.defineProperty(new Error("x"), "message", { get: () => { throw new Error("no"); } });
+    for (const thrown of [Object.create(null), hostile]) {
+      const d = caller(createApp({ jobs, env: { JOBS_API_TOKEN: API_TOKENS }, onEnqueued: () => { throw thrown; }, logger: { log: () => {} } }));
+      expect((await d("POST", "/api/jobs", { json: { job: "send-email", payload: { to: "a@b.co" } } })).status).toBe(201);
+    }
+    expect(await count()).toBe(3);
+  });
+
+  it("answers a TLS failure of the database connection as misconfigured, saying so (it was 500 internal error)", async () => {
+    const tls = new Error("The server does not support SSL connections");
+    const c = caller(createApp({ jobs: async () => { throw tls; }, env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: () => {} } }));
+    const res = await c("GET", "/api/stats");
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ error: { message: expect.stringContaining("its TLS failed") } });
   });
 
   it("refuses a bad JOBS_MAX_BODY_BYTES at each request, as misconfigured (a deployment's functions stay up; see deploy-settings.test.ts)", async () => {

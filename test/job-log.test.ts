@@ -26,6 +26,19 @@ describe("ctx.log", () => {
     expect(line).toMatchObject({ level: "info", msg: "odd fields", n: "10", cyclic: { a: 1, self: "[circular]" } });
   });
 
+  it("writes a line as the history keeps it: a huge field dropped (said), a huge message clipped (a 5 MB field was a 5 MB line)", async () => {
+    const lines: string[] = [];
+    const { report } = await tickWith(jsonLogger("info", (l) => lines.push(l)), (ctx) => {
+      ctx.log("info", "huge field", { blob: "h".repeat(5_000_000), small: 1 });
+      ctx.log("info", "m".repeat(2_000_000));
+    });
+    expect(report).toMatchObject({ succeeded: 1 });
+    const huge = JSON.parse(lines.find((l) => l.includes("huge field"))!);
+    expect(huge).toMatchObject({ msg: "huge field", fieldsDropped: true, jobName: "logs" });
+    expect(huge).not.toHaveProperty("blob");
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(20_000);
+  });
+
   it("writes an object met twice but not inside itself in full both times (it was written as a cycle)", async () => {
     const lines: string[] = [];
     const user = { id: 7 };

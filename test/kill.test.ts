@@ -46,5 +46,5 @@ it("reclaims the jobs of a tick killed with SIGKILL after their leases expire", 
   expect(await h.rows(`SELECT id FROM ${jobs.tables.queue}`)).toEqual([]);
   const dead = await h.rows(`SELECT id, reason, attempts FROM ${jobs.tables.deadLetters}`);
   expect(dead).toEqual([{ id: poison, reason: "lease_expired", attempts: 1 }]);
-  expect(jobs.logs.find((e) => e.msg === "expired lease reclaimed")).toMatchObject({ jobId: normal });
+  expect(jobs.logs.find((e) => e.msg === "expired lease reclaimed")).toMatchObject({ jobId: normal, jobName: "hang", outcome: "reclaimed" });
 }, 60_000);

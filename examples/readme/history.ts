@@ -29,5 +29,5 @@ console.log(job?.attempts?.map((a) => a.outcome)); // [ "retried", "succeeded" ]
 const page = await jobs.runs.list({ correlationId: "upload-7" });  // also job, outcome, jobId, idempotencyKey, since, until
 const run = await jobs.runs.get(page.items[0]!.id);                // the newest: output, stack, logs
 console.log(run?.logs.map((l) => l.msg));          // [ "resizing" ]
-await jobs.runs.rerun(run!.id);                    // a new job with the run's payload and correlation id ({ idempotencyKey } makes a repeat return it)
+await jobs.runs.rerun(run!.id);                    // a new job with the run's payload, correlation id, priority and maxAttempts ({ idempotencyKey } makes a repeat return it)
 await pool.end();

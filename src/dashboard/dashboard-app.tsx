@@ -1,5 +1,6 @@
 /** @jsxRuntime automatic */
 /** @jsxImportSource #jsx */
+import { databaseUnavailable } from "../db.js";
 import { BodyCut } from "../body-limit.js";
 import { LOGIN_FORM_BYTES, readForm, SESSION_FORM_BYTES } from "./form-body.js";
 import { drainBound, settleBody } from "../body-drain.js";
@@ -73,7 +74,8 @@ export const createDashboard = (options: DashboardOptions): Hono<DashboardEnv> =
     }
     // A form cut off by a client that went away: nobody reads the answer, and nothing failed here.
     if (error instanceof BodyCut) return c.html(<FailedPage base={base} title="Not done" message={error.message} />, 400);
-    logger.log("error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
+    // An outage at warn, as the API logs it: an open tab refreshes every few seconds while it lasts.
+    logger.log(databaseUnavailable(error) ? "warn" : "error", "dashboard page failed", { method: c.req.method, path: c.req.path, error: errorText(error) });
     // Not an outage: saying the database did not answer sent an operator looking in the wrong place.
     const wrong = misconfiguration(error);
     if (wrong !== undefined) {

@@ -26,11 +26,12 @@ import { loadSecrets } from "./secrets.js";
 import { resolveAuth } from "../dashboard/dashboard-settings.js";
 import { createLocalPlatform } from "./local-platform.js";
 
-/** A database URL fit to print: the password, if any, masked. */
-const withoutPassword = (url: string): string => {
+/** A database URL fit to print: the password, if any, masked, in its user part or its query (libpq's `password=`). */
+export const withoutPassword = (url: string): string => {
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";
+    for (const key of [...u.searchParams.keys()]) if (key.toLowerCase() === "password") u.searchParams.set(key, "***");
     return u.toString();
   } catch {
     return "(unparsable DATABASE_URL)";

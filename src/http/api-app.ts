@@ -2,6 +2,7 @@ import type { OpenApiDocument, PayloadSchemas } from "./payload-schemas.js";
 import type { Context } from "hono";
 import { Hono } from "hono/tiny";
 import { createDashboard } from "../dashboard/dashboard-app.js";
+import { errorStack, errorText } from "../error-text.js";
 import { read } from "../settings/catalog.js";
 import type { AnyJob } from "../job.js";
 import type { Jobs } from "../jobs.js";
@@ -103,14 +104,15 @@ export const createApp = <J extends readonly AnyJob[] = readonly AnyJob[]>(optio
       logger.log("warn", "http request failed: the database is unavailable", {
         method: c.req.method,
         path: c.req.path,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+        error: errorText(err),
       });
     } else if (k.fault) {
       logger.log("error", "http request failed", {
         method: c.req.method,
         path: c.req.path,
-        error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
-        stack: err instanceof Error ? err.stack : undefined,
+        // Read safely: a thrown value whose message getter throws got no response at all.
+        error: errorText(err),
+        stack: errorStack(err) ?? undefined,
       });
     }
     return errorResponse(c, k.code, k.message, k.details, k.headers);

@@ -1,3 +1,4 @@
+import { errorText } from "../error-text.js";
 import type { Context } from "hono";
 import type { AnyJobs } from "../jobs.js";
 import type { Logger } from "../log.js";
@@ -39,7 +40,8 @@ export const notifyEnqueued = async (config: ApiConfig, c: Context, ids: string[
   try {
     await config.onEnqueued({ ids, dueNow }, c);
   } catch (e) {
-    config.logger.log("error", "onEnqueued hook failed", { error: e instanceof Error ? e.message : String(e), ids });
+    // Read safely: a thrown value whose message getter throws failed the request (a 500 for jobs already stored).
+    config.logger.log("error", "onEnqueued hook failed", { error: errorText(e), ids });
   }
 };
 

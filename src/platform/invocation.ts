@@ -61,6 +61,6 @@ const closeWithin = async (connection: Connection, ms: number): Promise<void> =>
 /** The ticks of this deployment running in this isolate, woken to claim what just became due; true when one has room. */
 export const wakeDeployment = (d: Deployment): boolean => wakeLiveTicks(settingsFromEnv(d.env, d.module.settings).tablePrefix);
 
-/** Logs a tick invocation that failed to start; the reserved slot it was asked to take expires unused. */
+/** Logs a tick invocation that failed to start (a kick, or an extra tick, whose reserved slot the asking tick frees). */
 export const logSpawnError = (error: unknown): void =>
-  console.warn(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: "starting a tick failed; its slot expires unused", error: errorText(error) }));
+  console.warn(JSON.stringify({ time: new Date().toISOString(), level: "warn", msg: "starting a tick failed", error: errorText(error) }));

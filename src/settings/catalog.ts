@@ -35,8 +35,11 @@ const databaseUrl = url(["postgres:", "postgresql:"], "a postgres:// connection 
 const tickUrl = (name: string, raw: string) => {
   const what = "an https:// URL of the tick endpoint such as https://my-app.example.com/api/tick";
   url(["https:", "http:"], what)(name, raw);
+  const u = new URL(raw);
   // A bare domain (the production domain, as asked for) posted every kick to `/`: 404, and no tick ever started.
-  if (new URL(raw).pathname === "/") throw new JobsError("invalid_config", `${name} must be ${what}, with its path (a bare domain posts to /)`, { setting: name });
+  if (u.pathname === "/") throw new JobsError("invalid_config", `${name} must be ${what}, with its path (a bare domain posts to /)`, { setting: name });
+  // fetch refuses such a URL, and its error, logged at every start, repeated the password.
+  if (u.username || u.password) throw new JobsError("invalid_config", `${name} must hold no password`, { setting: name });
   return raw;
 };
 const count = (name: string, raw: string) => positiveInt(name, raw);

@@ -20,7 +20,8 @@ export const lateSettler = (send: (input: StepInput, timeoutMs: number) => Promi
       const fields = { jobId: s.item.id, jobName: s.run.row.job_name, attempt: s.run.row.attempt, operation: operation(s), late: true };
       // Requeued (or dead-lettered) by this tick's own final statement, as its log said: the result is not the next run's.
       const how = settled.get(s.item.id);
-      if (how) return void logger.log("debug", `late result dropped: the run was ${how} at the tick's end`, fields);
+      // A handler that ignored its abort and finished did its work, and the job runs again: its side effects twice.
+      if (how) return void logger.log(s.kind === "complete" ? "warn" : "debug", `late result dropped: the run was ${how} at the tick's end`, fields);
       const timeoutMs = timeLeft();
       if (timeoutMs <= 0) return void logger.log("warn", "late settlement not written", { ...fields, error: "no time left before the platform's limit" });
       try {

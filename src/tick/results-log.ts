@@ -16,13 +16,13 @@ export const logStep = (logger: Logger, settlements: readonly Settlement[], requ
   const applied = new Set([...result.completed, ...result.retried, ...result.deadLettered, ...result.requeued, ...result.requeueExhausted]);
   for (const s of settlements) {
     const f = { ...fields(s.run), durationMs: s.item.durationMs };
-    if (!applied.has(s.item.id)) logger.log("warn", "lease lost", { ...f, operation: operation(s) });
+    if (!applied.has(s.item.id)) logger.log("warn", "lease lost", { ...f, operation: operation(s), outcome: "lease_lost" });
     else if (s.kind === "complete") logger.log("info", "job succeeded", { ...f, outcome: "succeeded" });
     else if (s.kind === "retry") logger.log("warn", "job failed, will retry", { ...f, outcome: "retried", error: s.item.error, retryInMs: s.item.delayMs });
     else logger.log("error", "job dead-lettered", { ...f, outcome: "dead_lettered", reason: s.item.reason, error: s.item.error });
   }
   const byId = new Map(requeue.map((r) => [r.row.id, r]));
-  for (const r of requeue) if (!applied.has(r.row.id)) logger.log("warn", "lease lost", { ...fields(r), operation: "requeue" });
+  for (const r of requeue) if (!applied.has(r.row.id)) logger.log("warn", "lease lost", { ...fields(r), operation: "requeue", outcome: "lease_lost" });
   for (const id of result.requeued) {
     const run = byId.get(id)!;
     // A claim that came back after the deadline never ran: no alert.

@@ -53,6 +53,22 @@ const keptFields = (fields: Record<string, unknown>, again = false): Record<stri
 };
 
 /**
+ * A `ctx.log` line as the history and the process's log both keep it: storable, its message clipped,
+ * its fields within MAX_LOG_BYTES (fields that would push out every other line are dropped, the line
+ * kept). The process's log wrote a field of 5 MB as one line of 5 MB.
+ */
+export const logLine = (level: LogLevel, msg: unknown, fields?: Record<string, unknown>): { line: LogLine; bytes: number } => {
+  const bare: LogLine = { at: new Date().toISOString(), level, msg: messageText(msg) };
+  const kept = fields === undefined ? undefined : keptFields(fields);
+  if (kept !== "too_large") {
+    const line: LogLine = kept ? { ...bare, fields: kept } : bare;
+    const bytes = byteLength(JSON.stringify(line));
+    if (bytes <= MAX_LOG_BYTES) return { line, bytes };
+  }
+  return { line: { ...bare, fields: { fieldsDropped: true } }, bytes: byteLength(JSON.stringify(bare)) + 30 };
+};
+
+/**
  * The run's last `ctx.log` lines, within MAX_LOG_LINES and MAX_LOG_BYTES: the oldest go
  * first. Each line is made storable when logged, so the settle statement never meets one
  * it cannot store.
@@ -62,18 +78,10 @@ export class LogRing {
   private bytes = 0;
 
   push(level: LogLevel, msg: unknown, fields?: Record<string, unknown>): void {
-    const bare: LogLine = { at: new Date().toISOString(), level, msg: messageText(msg) };
-    const kept = fields === undefined ? undefined : keptFields(fields);
-    if (kept !== "too_large") {
-      const line: LogLine = kept ? { ...bare, fields: kept } : bare;
-      const bytes = byteLength(JSON.stringify(line));
-      if (bytes <= MAX_LOG_BYTES) return this.add(line, bytes);
-    }
-    // Fields that would push out every other line are dropped, the line kept.
-    this.add({ ...bare, fields: { fieldsDropped: true } }, byteLength(JSON.stringify(bare)) + 30);
+    this.add(logLine(level, msg, fields));
   }
 
-  private add(line: LogLine, bytes: number): void {
+  add({ line, bytes }: { line: LogLine; bytes: number }): void {
     this.lines.push({ line, bytes });
     this.bytes += bytes;
     while (this.lines.length > MAX_LOG_LINES || (this.bytes > MAX_LOG_BYTES && this.lines.length > 1)) this.bytes -= this.lines.shift()!.bytes;

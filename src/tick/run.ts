@@ -7,7 +7,7 @@ import type { ClaimedRow } from "../store/tick/claim.js";
 import { describeIssues, parsePayload } from "../payload.js";
 import { errorText } from "../error-text.js";
 import { isPermanent } from "../errors.js";
-import { LogRing } from "./run-record.js";
+import { LogRing, logLine } from "./run-record.js";
 
 /** What became of one run, before anything is decided about retries. */
 export type Outcome =
@@ -34,12 +34,16 @@ export class OutputMismatch extends Error {
 const SHOWN_ISSUES = 10;
 
 /** A `ctx.log` line into the run's history: never a failure of the run (plain JavaScript may give any level). */
-const keep = (ring: LogRing, level: unknown, msg: unknown, fields: Record<string, unknown> | undefined) => {
+/** A `ctx.log` line, bounded once, to the run's history (when kept) and the process's log. */
+const logTo = (ring: LogRing | undefined, log: JobContext["log"]): JobContext["log"] => (level, msg, fields) => {
+  let bounded: ReturnType<typeof logLine> | undefined;
   try {
-    ring.push(logLevel(level), msg, fields);
+    bounded = logLine(logLevel(level), msg, fields);
+    ring?.add(bounded);
   } catch {
     // A line that cannot be kept is not kept; the logger still gets it.
   }
+  log(level, bounded ? bounded.line.msg : msg, bounded ? bounded.line.fields : fields);
 };
 
 /** The handler's return value through the job's `output` schema, if it has one. */
@@ -144,7 +148,7 @@ export class Run {
     const { row } = this;
     const log = jobLogger(logger, { jobId: row.id, jobName: row.job_name, attempt: row.attempt, correlationId: row.correlation_id });
     const ring = this.logs;
-    const ctx = new RunContext(this, db, ring ? (level, msg, fields) => (keep(ring, level, msg, fields), log(level, msg, fields)) : log);
+    const ctx = new RunContext(this, db, logTo(ring, log));
     const observation = this.observation;
     const call = () => job.handler(parsed.data, ctx);
     const handled = Promise.resolve().then(observation ? () => observation.within(call) : call).then((value) => checkOutput(job, value));

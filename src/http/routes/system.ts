@@ -52,7 +52,8 @@ export const systemHandlers: Handlers<"stats" | "health" | "tick" | "tick.get" |
     } catch (e) {
       // Unavailable either way; but a setting the deployment got wrong is said as such, not as the database down.
       const wrong = misconfiguration(e);
-      config.logger.log("error", wrong !== undefined ? "health check: misconfigured" : "health check: database unreachable", { error: errorText(e) });
+      // Unreachable at warn: a probe asks every few seconds while an outage lasts.
+      config.logger.log(wrong !== undefined ? "error" : "warn", wrong !== undefined ? "health check: misconfigured" : "health check: database unreachable", { error: errorText(e) });
       return errorResponse(c, "unavailable", wrong !== undefined ? `the server is misconfigured${wrong}; see its logs` : "the database does not answer");
     }
   },

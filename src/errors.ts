@@ -65,11 +65,15 @@ export class MigrationLocked extends Error {
  */
 /**
  * The connection's TLS failed: the server does not take it (sslmode=require against one without), or a
- * certificate was refused (Node's words for each say SSL, TLS or certificate). Not a statement's own error
- * (a SQLSTATE), whatever it mentions.
+ * certificate was refused. By its code where it has one (a connection reset during the handshake is an
+ * outage, whatever its words say; a statement's SQLSTATE is no TLS failure), else by its words.
  */
-export const tlsFailed = (e: unknown): boolean =>
-  e instanceof Error && !/^[0-9A-Z]{5}$/.test(String((e as { code?: unknown }).code)) && /\bSSL\b|\bTLS\b|certificate/i.test(e.message);
+export const tlsFailed = (e: unknown): boolean => {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  // Node's: ERR_TLS_*, ERR_SSL_*, *_CERT_*, SELF_SIGNED_*, UNABLE_TO_VERIFY_LEAF_SIGNATURE.
+  return code ? /TLS|SSL|CERT|SIGN/.test(String(code)) : /\bSSL\b|\bTLS\b|certificate/i.test(e.message);
+};
 
 export const misconfiguration = (e: unknown): string | undefined => {
   if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;

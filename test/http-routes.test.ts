@@ -276,6 +276,10 @@ describe("createApp options", () => {
     const res = await c("GET", "/api/stats");
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ error: { message: expect.stringContaining("its TLS failed") } });
+    // A connection reset during the handshake is an outage, whatever its words say: 503, try again.
+    const reset = Object.assign(new Error("Client network socket disconnected before secure TLS connection was established"), { code: "ECONNRESET" });
+    const d = caller(createApp({ jobs: async () => { throw reset; }, env: { JOBS_API_TOKEN: API_TOKENS }, logger: { log: () => {} } }));
+    expect((await d("GET", "/api/stats")).status).toBe(503);
   });
 
   it("refuses a bad JOBS_MAX_BODY_BYTES at each request, as misconfigured (a deployment's functions stay up; see deploy-settings.test.ts)", async () => {

@@ -39,6 +39,14 @@ describe("ctx.log", () => {
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(20_000);
   });
 
+  it("gives a logger of one's own the handler's values when nothing was cut (an Error field, for its message and stack)", async () => {
+    const got: unknown[] = [];
+    const mine: Logger = { log: (_level, msg, fields) => void (msg === "with error" && got.push(fields?.err)) };
+    await tickWith(mine, (ctx) => ctx.log("info", "with error", { err: new Error("boom") }));
+    expect(got).toHaveLength(1);
+    expect(got[0]).toBeInstanceOf(Error);
+  });
+
   it("writes an object met twice but not inside itself in full both times (it was written as a cycle)", async () => {
     const lines: string[] = [];
     const user = { id: 7 };

@@ -93,9 +93,8 @@ const POST_TICK_TIMEOUT_MS = 10_000;
  */
 export const tickAnswered = async (response: Response): Promise<void> => {
   const body = await response.text();
-  // The two answers the tick route gives, as its JSON writes them (a report always has `capped`).
-  const ticked = response.status === 202 ? body === '{"accepted":true}' : response.status === 200 && /"capped":(true|false)/.test(body);
-  if (!ticked) throw new Error(`the tick endpoint answered ${response.status}${response.ok ? ", not as a tick does (check JOBS_KICK_URL)" : ""}: ${body.slice(0, 300)}`);
+  // The two answers the tick route gives, as its JSON writes them: 202 `{"accepted":true}`, or a report (it always has `capped`).
+  if (!response.ok || !/^\{"accepted":true\}$|"capped":(true|false)/.test(body)) throw new Error(`the tick endpoint answered ${response.status}${response.ok ? ", not as a tick does (check JOBS_KICK_URL)" : ""}: ${body.slice(0, 300)}`);
 };
 
 /** Whether ticks can be started over HTTP here (a target and CRON_SECRET to send). */

@@ -33,8 +33,7 @@ export class OutputMismatch extends Error {
 
 const SHOWN_ISSUES = 10;
 
-/** A `ctx.log` line into the run's history: never a failure of the run (plain JavaScript may give any level). */
-/** A `ctx.log` line, bounded once, to the run's history (when kept) and the process's log. */
+/** A `ctx.log` line, bounded once, to the run's history (when kept) and the process's log: never a failure of the run. */
 const logTo = (ring: LogRing | undefined, log: JobContext["log"]): JobContext["log"] => (level, msg, fields) => {
   let bounded: ReturnType<typeof logLine> | undefined;
   try {
@@ -43,7 +42,9 @@ const logTo = (ring: LogRing | undefined, log: JobContext["log"]): JobContext["l
   } catch {
     // A line that cannot be kept is not kept; the logger still gets it.
   }
-  log(level, bounded ? bounded.line.msg : msg, bounded ? bounded.line.fields : fields);
+  // The handler's own values when nothing was cut (a logger of its own may write an Error's message and stack).
+  const line = bounded?.line;
+  log(level, ...(line && (line.msg !== msg || line.fields?.fieldsDropped) ? ([line.msg, line.fields] as const) : ([msg, fields] as const)));
 };
 
 /** The handler's return value through the job's `output` schema, if it has one. */

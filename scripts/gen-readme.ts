@@ -7,7 +7,8 @@
 // test/readme.test.ts fails when the README and these drift.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { type Group, VARS } from "../src/settings/catalog.js";
+import type { Group } from "../src/settings/catalog.js";
+import { EVERY_VAR } from "../src/settings/dev-catalog.js";
 import { VAR_DOCS } from "../src/settings/catalog-docs.js";
 import { ENV_NAMES } from "../src/settings/library.js";
 
@@ -19,7 +20,7 @@ const settingOf = new Map<string, string>(Object.entries(ENV_NAMES).map(([settin
 
 /** One group's table: the variable, its setting in code (library only), default, meaning. */
 export const settingsTable = (group: Group): string => {
-  const rows = Object.entries(VARS)
+  const rows = Object.entries(EVERY_VAR)
     .filter(([, v]) => v.group === group)
     .map(([name]) => [name, { default: VAR_DOCS[name as keyof typeof VAR_DOCS][0], meaning: VAR_DOCS[name as keyof typeof VAR_DOCS][1] }] as const);
   const library = group === "library";

@@ -1,4 +1,5 @@
 import { checkEnv, unknownVariables } from "../src/settings/catalog.js";
+import { EVERY_VAR } from "../src/settings/dev-catalog.js";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createJobs, defineJob, isJobsError, parseDuration, resolveSettings, settingsFromEnv } from "../src/index.js";
@@ -132,7 +133,12 @@ describe("variables read outside the library's settings", () => {
     // PostgreSQL refuses it, once started: "outside the valid range".
     [{ DEV_PG_PORT: "0" }, "DEV_PG_PORT"],
   ])("checkEnv refuses %o at start, naming %s", (env, name) => {
-    expect(() => checkEnv(env)).toThrow(name);
+    expect(() => checkEnv(env, EVERY_VAR)).toThrow(name);
+  });
+
+  it("a deployment does not parse what only npm run dev and the CLI read", () => {
+    expect(() => checkEnv({ DEV_PG_PORT: "0", PORT: "x", LOG_LEVEL: "loud" })).not.toThrow();
+    expect(() => checkEnv({ PORT: "x" }, EVERY_VAR)).toThrow("PORT");
   });
 
   it("takes good values", () => {
@@ -142,6 +148,9 @@ describe("variables read outside the library's settings", () => {
 
 describe("variables that look like settings but are none", () => {
   it("are named, so that npm run dev can warn that a misspelt one does not apply", () => {
-    expect(unknownVariables({ JOBS_CONCURENCY: "20", JOBS_CONCURRENCY: "5", DASHBOARD_PASSWORD: "x", DEV_SEEDS: "off", HOME: "/root", JOBS_EMPTY: " " })).toEqual(["DEV_SEEDS", "JOBS_CONCURENCY"]);
+    const env = { JOBS_CONCURENCY: "20", JOBS_CONCURRENCY: "5", DASHBOARD_PASSWORD: "x", DEV_SEEDS: "off", DEV_SEED: "off", JOBS_MODULE: "jobs.ts", HOME: "/root", JOBS_EMPTY: " " };
+    expect(unknownVariables(env, EVERY_VAR)).toEqual(["DEV_SEEDS", "JOBS_CONCURENCY"]);
+    // A deployment reads neither DEV_SEED nor JOBS_MODULE: its warning says so ("no setting a deployment reads").
+    expect(unknownVariables(env)).toEqual(["DEV_SEED", "DEV_SEEDS", "JOBS_CONCURENCY", "JOBS_MODULE"]);
   });
 });

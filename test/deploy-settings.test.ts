@@ -214,7 +214,7 @@ describe("a variable pgtick does not know", () => {
       spy.mockRestore();
     }
     expect(lines.map((l) => JSON.parse(l) as { level: string; msg: string })).toEqual([
-      expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^JOBS_CONCURENCY is no setting pgtick knows; it is ignored/) }),
+      expect.objectContaining({ level: "warn", msg: expect.stringMatching(/^JOBS_CONCURENCY is no setting a deployment reads; it is ignored/) }),
     ]);
   });
 
@@ -230,6 +230,6 @@ describe("a variable pgtick does not know", () => {
     } finally {
       spy.mockRestore();
     }
-    expect(lines.filter((l) => l.includes("JOBS_CRON_TYPO is no setting pgtick knows"))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes("JOBS_CRON_TYPO is no setting a deployment reads"))).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLES_DIR, exampleFile, exampleSource, examplesOf, README, withSettingsTables } from "../scripts/gen-readme.js";
-import { VARS } from "../src/settings/catalog.js";
+import { EVERY_VAR } from "../src/settings/dev-catalog.js";
 import { freshDatabase } from "./support/db.js";
 import { FROM_SOURCE, isolatedEnv } from "./support/isolated-env.js";
 import { freePort } from "./support/postgres.js";
@@ -17,7 +17,7 @@ describe("the README", () => {
   it("shows the settings tables as src/settings/catalog.ts has them (npm run gen:readme)", () => {
     expect(withSettingsTables(text)).toBe(text);
     // Every variable the project reads appears in one of them.
-    for (const name of Object.keys(VARS)) expect(text, name).toContain(`| \`${name}\` |`);
+    for (const name of Object.keys(EVERY_VAR)) expect(text, name).toContain(`| \`${name}\` |`);
   });
 
   it("has its examples in examples/readme, as extracted (npm run gen:readme)", () => {

@@ -10,6 +10,7 @@ import { statsCommand } from "./commands/stats.js";
 import { tickCommand } from "./commands/tick.js";
 import { type CliIo, Session } from "./session.js";
 import { unknownVariables } from "../settings/catalog.js";
+import { EVERY_VAR } from "../settings/dev-catalog.js";
 import { inert } from "../terminal.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
@@ -159,7 +160,7 @@ export const runCli = async (argv: readonly string[], io: CliIo): Promise<ExitCo
   }
 
   // A misspelt variable (JOBS_CONCURENCY) would otherwise be ignored without a word.
-  for (const name of unknownVariables(io.env)) io.stderr(`pgtick: warning: ${name} is no setting pgtick knows; it is ignored (see the README's settings tables)\n`);
+  for (const name of unknownVariables(io.env, EVERY_VAR)) io.stderr(`pgtick: warning: ${name} is no setting pgtick knows; it is ignored (see the README's settings tables)\n`);
   const session = new Session(io, { json: values.json === true, verbose, jobs: typeof values.jobs === "string" ? values.jobs : undefined });
   try {
     return (await spec.run(session, args, values)) ?? EXIT.ok;

@@ -4,6 +4,7 @@ import pg from "pg";
 import { type JobsModule, jobsFromModule } from "../module/jobs-module.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
 import { read } from "../settings/catalog.js";
+import { readDev } from "../settings/dev-catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { cancelOnServer, cancelsSent } from "../db-cancel.js";
 import { runningDevServer } from "../dev/paths.js";
@@ -89,14 +90,14 @@ export class Session {
 
   private modulePath(): string | undefined {
     const fallback = existsSync(resolve(this.io.cwd, DEFAULT_JOBS_MODULE)) ? DEFAULT_JOBS_MODULE : undefined;
-    return this.globals.jobs || read(this.io.env, "JOBS_MODULE") || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || fallback;
+    return this.globals.jobs || readDev(this.io.env, "JOBS_MODULE") || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || fallback;
   }
 
   async module(need: JobsNeed, purpose: string): Promise<JobsModule | undefined> {
     // A module named outright (--jobs, JOBS_MODULE) is loaded for every command: its settings (a
     // table prefix) decide which tables even `migrate` and `stats` use, and a missing one is an error.
     // So is the dev server's, when its database is the one used: its prefix names that queue's tables.
-    const named = this.globals.jobs || read(this.io.env, "JOBS_MODULE");
+    const named = this.globals.jobs || readDev(this.io.env, "JOBS_MODULE");
     const dev = read(this.io.env, "DATABASE_URL") ? undefined : runningDevServer(this.io.env, this.io.cwd)?.jobsModule;
     if (need === "none") return named || dev ? loadJobsModule((named || dev)!, this.io.cwd) : undefined;
     const path = this.modulePath();

@@ -1,4 +1,4 @@
-import { read } from "../settings/catalog.js";
+import { readDev } from "../settings/dev-catalog.js";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
@@ -6,7 +6,7 @@ import type { Env } from "../settings/library.js";
 
 /** Where `npm run dev` keeps its state: DEV_DIR, default `.dev` (git-ignored). */
 export const devPaths = (env: Env, cwd: string) => {
-  const given = read(env, "DEV_DIR");
+  const given = readDev(env, "DEV_DIR");
   const dir = given ? (isAbsolute(given) ? given : resolve(cwd, given)) : join(cwd, ".dev");
   return {
     dir,

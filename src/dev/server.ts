@@ -9,6 +9,7 @@ import pg from "pg";
 import { oneLine } from "../exit-codes.js";
 import { DEFAULT_JOBS_MODULE, loadJobsModule } from "../module/load-module.js";
 import { checkEnv, read, unknownVariables } from "../settings/catalog.js";
+import { EVERY_VAR, readDev } from "../settings/dev-catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { commaList } from "../settings/parse.js";
 import { JobsError } from "../errors.js";
@@ -106,24 +107,24 @@ const closeServer = (server: Server): Promise<void> =>
 /** Starts everything; resolves when the app listens and the first tick has been started. */
 export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const { env, out } = io;
-  checkEnv(env);
+  checkEnv(env, EVERY_VAR);
   const paths = devPaths(env, io.cwd);
-  const port = read(env, "PORT") ?? DEFAULT_PORT;
-  const intervalMs = read(env, "TICK_INTERVAL") ?? DEFAULT_TICK_INTERVAL_MS;
-  const level: LogLevel = read(env, "LOG_LEVEL") ?? "info";
-  const color = Boolean(process.stdout.isTTY) && read(env, "NO_COLOR") === undefined;
-  const logger: Logger = read(env, "LOG_FORMAT") === "json" ? jsonLogger(level, out) : devLogger(level, out, color);
+  const port = readDev(env, "PORT") ?? DEFAULT_PORT;
+  const intervalMs = readDev(env, "TICK_INTERVAL") ?? DEFAULT_TICK_INTERVAL_MS;
+  const level: LogLevel = readDev(env, "LOG_LEVEL") ?? "info";
+  const color = Boolean(process.stdout.isTTY) && readDev(env, "NO_COLOR") === undefined;
+  const logger: Logger = readDev(env, "LOG_FORMAT") === "json" ? jsonLogger(level, out) : devLogger(level, out, color);
   // A misspelt setting is ignored like any unknown variable: say so, or it would silently not apply.
-  for (const name of unknownVariables(env)) logger.log("warn", "unknown setting ignored (see the README's settings tables)", { variable: name });
-  const modulePath = read(env, "JOBS_MODULE") ?? DEFAULT_JOBS_MODULE;
+  for (const name of unknownVariables(env, EVERY_VAR)) logger.log("warn", "unknown setting ignored (see the README's settings tables)", { variable: name });
+  const modulePath = readDev(env, "JOBS_MODULE") ?? DEFAULT_JOBS_MODULE;
   const givenDatabase = read(env, "DATABASE_URL");
-  const host = read(env, "HOST") ?? "127.0.0.1";
+  const host = readDev(env, "HOST") ?? "127.0.0.1";
   // Another dev server from this folder owns its database: starting would stop that server's PostgreSQL.
   const other = runningDevServer(env, io.cwd);
   if (other) throw config("DEV_DIR", `${paths.dir} is in use by the dev server at ${other.url} (pid ${other.pid}): stop it, or set DEV_DIR to another folder`);
   await checkPort(port, host);
   // The embedded PostgreSQL's port, where one is asked for: PostgreSQL itself would only say it shut down.
-  const pgPort = read(env, "DEV_PG_PORT");
+  const pgPort = readDev(env, "DEV_PG_PORT");
   if (!givenDatabase && pgPort !== undefined) await checkPort(pgPort, "127.0.0.1", "DEV_PG_PORT");
   const mod = await loadJobsModule(modulePath, io.cwd);
   // The library's settings, checked whole before PostgreSQL starts (checkEnv parses each variable alone: a
@@ -155,7 +156,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     if (applied.length > 0) logger.log("info", "migrations applied", { versions: applied.join(",") });
     await mod.setup?.(jobs.db);
     // Fresh tables (or a seed that failed at an earlier start): give a new user one job of each kind to watch.
-    if ((applied.includes(1) || existsSync(paths.seedPending)) && mod.seed && read(env, "DEV_SEED") !== false) {
+    if ((applied.includes(1) || existsSync(paths.seedPending)) && mod.seed && readDev(env, "DEV_SEED") !== false) {
       writeFileSync(paths.seedPending, "");
       try {
         await mod.seed(jobs);

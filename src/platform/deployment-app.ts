@@ -34,7 +34,7 @@ export const warnUnknownSettings = (env: Env): void => {
   for (const name of unknownVariables(env)) {
     if (warned.has(name)) continue;
     warned.add(name);
-    jsonLogger().log("warn", `${name} is no setting pgtick knows; it is ignored`);
+    jsonLogger().log("warn", `${name} is no setting a deployment reads; it is ignored`);
   }
 };
 

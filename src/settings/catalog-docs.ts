@@ -1,11 +1,11 @@
-import type { VarName } from "./catalog.js";
+import type { AnyVarName } from "./dev-catalog.js";
 
 /**
  * What each variable of the catalog means and its default as the README shows them, for the
  * README's settings tables (`npm run gen:readme`) only: deployed code never needs the prose.
  * Keyed by every name of the catalog, so a variable cannot go undocumented.
  */
-export const VAR_DOCS: { readonly [N in VarName]: readonly [defaultShown: string, meaning: string] } = {
+export const VAR_DOCS: { readonly [N in AnyVarName]: readonly [defaultShown: string, meaning: string] } = {
   JOBS_CONCURRENCY: ["10", "handlers at once in one tick (at most 10,000)"],
   JOBS_BATCH_SIZE: ["the concurrency", "rows per claim statement, never more than the free slots, nor than 256 MiB of payloads at their limit (128 at the default 1 MiB, 1,024 at 128 KiB): a claim's rows arrive as one string, and one past what V8 can hold crashed the process"],
   JOBS_TICK_BUDGET: ["50s", "how long a tick runs handlers; keep it below the platform's limit (on a platform it may only lower the limit minus the margin, and is at least 1s)"],

@@ -1,21 +1,22 @@
 import { JobsError } from "../errors.js";
-import { commaList, durationSetting, type Env, onOff, oneOf, port, positiveInt, retentionSetting } from "./parse.js";
+import { commaList, durationSetting, type Env, onOff, oneOf, positiveInt, retentionSetting } from "./parse.js";
 
 /**
- * Every environment variable the project reads, once: its group and its type (the
- * parser, which names the variable in its error). The readers below are the only
+ * Every environment variable a deployment reads, once: its group and its type (the
+ * parser, which names the variable in its error); those only `npm run dev` and the CLI
+ * read are in dev-catalog.ts, kept out of deployed bundles. The readers are the only
  * places a variable is read. Its default as the README shows it and what it means
- * are in catalog-docs.ts (kept out of deployed bundles), from which the README's
- * settings tables are rendered (`npm run gen:readme`); a test keeps them the same.
+ * are in catalog-docs.ts (also kept out), from which the README's settings tables are
+ * rendered (`npm run gen:readme`); a test keeps them the same.
  */
 export type Group = "library" | "database" | "http" | "platform" | "dashboard" | "dev";
 
-interface Var<T> {
+export interface Var<T> {
   readonly group: Group;
   readonly parse: (name: string, raw: string) => T;
 }
 
-const text = (_name: string, raw: string) => raw;
+export const text = (_name: string, raw: string) => raw;
 /** A URL of one of `protocols`: anything else is refused naming the variable, not met later as "Invalid URL". */
 const url = (protocols: readonly string[], what: string) => (name: string, raw: string) => {
   let protocol = "";
@@ -44,7 +45,7 @@ const tickUrl = (name: string, raw: string) => {
 };
 const count = (name: string, raw: string) => positiveInt(name, raw);
 const duration = (min = 0) => (name: string, raw: string) => durationSetting(name, raw, min);
-const v = <T>(group: Group, parse: (name: string, raw: string) => T): Var<T> => ({ group, parse });
+export const v = <T>(group: Group, parse: (name: string, raw: string) => T): Var<T> => ({ group, parse });
 
 export const VARS = {
   JOBS_CONCURRENCY: v("library", count),
@@ -86,34 +87,27 @@ export const VARS = {
   DASHBOARD_SESSION_TTL: v("dashboard", duration(60_000)),
   DASHBOARD_ORIGINS: v("dashboard", commaList),
   DASHBOARD_CLIENT_IP_HEADER: v("dashboard", text),
-
-  PORT: v("dev", port),
-  HOST: v("dev", text),
-  TICK_INTERVAL: v("dev", duration(100)),
-  DEV_DIR: v("dev", text),
-  // PostgreSQL itself refuses port 0: refused here, before it is started.
-  DEV_PG_PORT: v("dev", (name, raw) => port(name, raw, 1)),
-  JOBS_MODULE: v("dev", text),
-  DEV_SEED: v("dev", (n, raw) => onOff(n, raw)),
-  LOG_LEVEL: v("dev", oneOf("debug", "info", "warn", "error")),
-  LOG_FORMAT: v("dev", oneOf("text", "json")),
-  NO_COLOR: v("dev", text),
 } as const satisfies Record<string, Var<unknown>>;
 
+export type Catalog = Readonly<Record<string, Var<unknown>>>;
 export type VarName = keyof typeof VARS;
-type Parsed<N extends VarName> = ReturnType<(typeof VARS)[N]["parse"]>;
 
-/** The variable's value, parsed and checked (`invalid_config` naming it); undefined when unset or empty. */
-export const read = <N extends VarName>(env: Env, name: N): Parsed<N> | undefined => {
-  const raw = env[name]?.trim();
-  return raw === undefined || raw === "" ? undefined : (VARS[name].parse(name, raw) as Parsed<N>);
+/** A reader of `catalog`: the variable's value, parsed and checked (`invalid_config` naming it); undefined when unset or empty. */
+export const reader =
+  <C extends Catalog>(catalog: C) =>
+  <N extends keyof C & string>(env: Env, name: N): ReturnType<C[N]["parse"]> | undefined => {
+    const raw = env[name]?.trim();
+    return raw === undefined || raw === "" ? undefined : (catalog[name]!.parse(name, raw) as ReturnType<C[N]["parse"]>);
+  };
+
+export const read = reader(VARS);
+
+/** Parses every variable of `catalog` that is set, so a bad value fails at start (`invalid_config` naming it), not at first use. */
+export const checkEnv = (env: Env, catalog: Catalog = VARS): void => {
+  const get = reader(catalog);
+  for (const name of Object.keys(catalog)) get(env, name);
 };
 
-/** Parses every variable of the catalog that is set, so a bad value fails at start (`invalid_config` naming it), not at first use. */
-export const checkEnv = (env: Env): void => {
-  for (const name of Object.keys(VARS) as VarName[]) read(env, name);
-};
-
-/** Variables set that look like this project's (JOBS_, DASHBOARD_, DEV_) but are none of them: most likely misspelt. */
-export const unknownVariables = (env: Env): string[] =>
-  Object.keys(env).filter((name) => /^(JOBS|DASHBOARD|DEV)_/.test(name) && !(name in VARS) && (env[name] ?? "").trim() !== "").sort();
+/** Variables set that look like this project's (JOBS_, DASHBOARD_, DEV_) but are none of `known`: most likely misspelt. */
+export const unknownVariables = (env: Env, known: Catalog = VARS): string[] =>
+  Object.keys(env).filter((name) => /^(JOBS|DASHBOARD|DEV)_/.test(name) && !(name in known) && (env[name] ?? "").trim() !== "").sort();

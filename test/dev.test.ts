@@ -240,7 +240,8 @@ describe("npm run dev", () => {
     // (it started PostgreSQL, then failed), in a folder of its own that stays without a database.
     const fresh = mkdtempSync(join(tmpdir(), "pgtick-dev-settings-"));
     try {
-      const refused = spawn(process.execPath, DEV_ARGS, { cwd: root, env: isolatedEnv({ DEV_DIR: fresh, JOBS_CONCURRENCY: "10001" }), stdio: ["ignore", "pipe", "pipe"] });
+      // PORT 0: with `npm run dev` running beside the tests, the default port is taken, and that was said first.
+      const refused = spawn(process.execPath, DEV_ARGS, { cwd: root, env: isolatedEnv({ DEV_DIR: fresh, PORT: "0", JOBS_CONCURRENCY: "10001" }), stdio: ["ignore", "pipe", "pipe"] });
       let said = "";
       refused.stderr!.on("data", (d: Buffer) => (said += d.toString()));
       expect(await new Promise<number | null>((done) => refused.once("exit", done))).toBe(1);

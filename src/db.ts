@@ -125,14 +125,14 @@ const hearCheckedOutClients = (pool: PoolLike): void => {
   });
 };
 
+/** Less time than this left after the wait for a connection: the statement is not sent at all. */
+const MIN_STATEMENT_MS = 10;
+
 /**
  * Settles with `work`, or rejects with StatementTimeout after `ms` and calls
  * `onTimeout` (which destroys the connection). `work` is still observed, so a
  * late rejection is never unhandled.
  */
-/** Less time than this left after the wait for a connection: the statement is not sent at all. */
-const MIN_STATEMENT_MS = 10;
-
 const bounded = <T>(work: Promise<T>, ms: number, onTimeout: () => void, reportedMs = ms): Promise<T> =>
   new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {

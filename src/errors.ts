@@ -59,11 +59,6 @@ export class MigrationLocked extends Error {
 }
 
 /**
- * What the deployment got wrong, when that is what an error says (a setting; the database named by
- * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
- * database being down. "" for a setting (the logs name it), undefined when it is something else.
- */
-/**
  * The connection's TLS failed: the server does not take it (sslmode=require against one without), or a
  * certificate was refused. By its code where it has one (a connection reset during the handshake is an
  * outage, whatever its words say; a statement's SQLSTATE is no TLS failure), else by its words.
@@ -75,6 +70,11 @@ export const tlsFailed = (e: unknown): boolean => {
   return code ? /TLS|SSL|CERT|SIGN/.test(String(code)) : /\bSSL\b|\bTLS\b|certificate/i.test(e.message);
 };
 
+/**
+ * What the deployment got wrong, when that is what an error says (a setting; the database named by
+ * DATABASE_URL, or its role, refused; a table the role may not use): said as such, never as the
+ * database being down. "" for a setting (the logs name it), undefined when it is something else.
+ */
 export const misconfiguration = (e: unknown): string | undefined => {
   if (isJobsError(e)) return e.code === "invalid_config" ? "" : undefined;
   // Read as a database that does not answer, and a 500 "internal error" on the API.

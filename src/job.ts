@@ -82,16 +82,16 @@ export type AnyJob = JobDefinition<string, $ZodType, $ZodType | undefined>;
 // Names are data, not identifiers: any text without control characters, trimmed, 1-128 characters.
 const NAME = /^(?! )[^\u0000-\u001f\u007f]{1,128}(?<! )$/u;
 
-/**
- * Declares a named, schema-typed job. The handler receives the payload as the
- * schema parsed it and a context with the job's id, attempt and an abort signal.
- */
 const MAX_TIMER_MS = 2_147_483_647;
 const MAX_BACKOFF_MS = 365 * 24 * 3_600_000;
 
 /** A zod 4 schema (classic or mini): what `safeParse` from zod/v4/core can run. */
 const isSchema = (value: unknown): boolean => typeof value === "object" && value !== null && typeof (value as { _zod?: { run?: unknown } })._zod?.run === "function";
 
+/**
+ * Declares a named, schema-typed job. The handler receives the payload as the
+ * schema parsed it and a context with the job's id, attempt and an abort signal.
+ */
 export const defineJob = <const Name extends string, Schema extends $ZodType, Out extends $ZodType | undefined = undefined>(
   definition: JobDefinition<Name, Schema, Out>,
 ): JobDefinition<Name, Schema, Out> => {

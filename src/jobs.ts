@@ -34,10 +34,9 @@ export interface JobsOptions<J extends readonly AnyJob[]> {
   readonly schedules?: readonly (Schedule | ScheduleDefinition)[] | undefined;
   readonly scheduleOptions?: ScheduleOptions | undefined;
   /**
-   * Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel` makes spans and
-   * metrics of them. A hook that throws is logged once and never fails the queue.
+   * Sees ticks, runs and enqueues: `openTelemetry()` from `pgtick/otel` or `defineObserver(hooks)`
+   * makes spans and metrics of them. A hook that throws is logged once and never fails the queue.
    */
-  /** From `openTelemetry()` (pgtick/otel) or `defineObserver(hooks)`. */
   readonly observer?: WiredObserver | undefined;
 }
 
@@ -82,8 +81,7 @@ export interface Jobs<J extends readonly AnyJob[]> extends QueueAdmin {
   readonly registry: ReadonlyMap<string, AnyJob>;
   readonly db: Db;
   readonly logger: Logger;
-  /** Applies pending migrations (safe to call from many processes at once). */
-  /** Applies pending migrations; with `timeoutMs`, a statement the database does not answer within it is given up (nothing applied). */
+  /** Applies pending migrations (safe to call from many processes at once); with `timeoutMs`, a statement the database does not answer within it is given up (nothing applied). */
   migrate(options?: { readonly timeoutMs?: number | undefined }): Promise<number[]>;
   /** Validates and enqueues one job. Throws `JobsError` (`unknown_job`, `invalid_payload`, ...) and writes nothing when the input is bad. */
   enqueue<N extends J[number]["name"]>(job: N, payload: OnePayload<J[number], N>, options?: EnqueueOptions & WithDb): Promise<EnqueueResult>;

@@ -5,7 +5,6 @@ import type { AnyJob } from "./job.js";
 import { jsonTextDeeperThan, MAX_PAYLOAD_DEPTH, valueDeeperThan } from "./json-limits.js";
 import { longerThan, MAX_KEY_CHARS } from "./terms.js";
 
-/** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
 /** Enough issues to fix a value; a value wrong in a million places (a huge array) would otherwise make a message as large. */
 const MAX_ISSUES = 100;
 
@@ -55,6 +54,7 @@ const plain = (i: ZodIssueLike): string => {
   }
 };
 
+/** Shapes zod's issues into plain JSON for API clients: where, what, which check. */
 export const describeIssues = (given: ReadonlyArray<ZodIssueLike>) => {
   const issues: ZodIssueLike[] = [];
   const more = Math.max(0, given.length - MAX_ISSUES) + withOptions(given.slice(0, MAX_ISSUES), issues, MAX_ISSUES);

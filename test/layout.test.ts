@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   edgeViolations, entryViolations, type EntryRule, type Exception, functionsViolations, type LayoutRules, longFiles, migrationViolations,
-  packageViolations, readGraph, type Rule, sqlOutsideStore, staleExceptions, storeNameViolations, unitOf,
+  packageViolations, readGraph, stackedDocComments, type Rule, sqlOutsideStore, staleExceptions, storeNameViolations, unitOf,
 } from "./support/layout.js";
 
 const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
@@ -178,6 +178,10 @@ describe("layout", () => {
 
   it(`no file under src/ is over ${MAX_LINES} lines`, () => {
     expect(longFiles(ROOT, MAX_LINES)).toEqual([]);
+  });
+
+  it("no declaration carries two doc comments (the first would be lost in editors and in the .d.ts)", () => {
+    expect(stackedDocComments(ROOT)).toEqual([]);
   });
 
   it("every seam and known violation is still needed", () => {

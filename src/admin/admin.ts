@@ -76,19 +76,18 @@ export interface RunsAdmin {
   list(query?: ListRunsQuery): Promise<Page<RunSummary>>;
   get(id: string): Promise<RunView | null>;
   /**
-   * Enqueues a new job with the run's job name, payload and correlation id (checked against
-   * the job's schema like any enqueue). `not_found` when the history no longer has the payload.
+   * Enqueues a new job with the run's job name, payload, correlation id, priority and `maxAttempts` (checked
+   * against the job's schema like any enqueue). `not_found` when the history no longer has the payload. With
+   * `idempotencyKey`, a second call while the first one's job is queued or running returns that job (a double click).
    */
-  /** With `idempotencyKey`, a second call while the first one's job is queued or running returns that job (a double click). */
   rerun(id: string, options?: { readonly idempotencyKey?: string | undefined }): Promise<{ id: string; runId: string; deduplicated: boolean }>;
 }
 
 export interface DeadLettersAdmin {
   list(query?: ListDeadLettersQuery): Promise<Page<DeadLetterSummary>>;
   get(id: string): Promise<DeadLetterView | null>;
-  /** Queues it again, due now, with its own id, attempt 0; with `payload`, an edited payload checked by the job's schema. */
   /**
-   * Replays one dead letter: as it was, or with `payload` (checked against its job's schema). With `replays`,
+   * Queues it again, due now, with its own id, attempt 0: as it was, or with `payload` (checked against its job's schema). With `replays`,
    * only the letter as it was seen, replayed that many times before: a second click or a retried request
    * is `not_found`, even where the replayed job failed at once and is a dead letter again.
    */

@@ -86,7 +86,6 @@ const checkPort = async (port: number, host: string, name = "PORT"): Promise<voi
   await new Promise<void>((done) => probe.close(() => done()));
 };
 
-/** How this machine reaches an address the server listens on (an IPv6 literal in brackets; any address via localhost). */
 /** An enqueue to try, as the curl's -d argument: the example job's, or a job of the module's own with its payload to fill in. */
 const tryBody = (jobs: ReadonlyArray<{ readonly name: string }>): string => {
   const example = jobs.length === 0 || jobs.some((j) => j.name === "send-welcome");
@@ -94,6 +93,7 @@ const tryBody = (jobs: ReadonlyArray<{ readonly name: string }>): string => {
   return `'${JSON.stringify(body).replace(/'/g, "'\\''")}'${example ? "" : "   # with its payload"}`;
 };
 
+/** How this machine reaches an address the server listens on (an IPv6 literal in brackets; any address via localhost). */
 export const urlHost = (host: string): string =>
   host === "127.0.0.1" || host === "::" || host === "localhost" ? "localhost" : host === "0.0.0.0" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
 

@@ -230,6 +230,15 @@ export const longFiles = (root: string, maxLines: number): string[] =>
     .sort((a, b) => b.lines - a.lines)
     .map((f) => `${f.file}: ${f.lines} lines (at most ${maxLines})`);
 
+/** Doc comments stacked on one declaration: editors and the built .d.ts show only the last, so the first is lost. */
+export const stackedDocComments = (root: string): string[] =>
+  walk(join(root, "src")).flatMap((f) => {
+    const lines = readFileSync(f, "utf8").split("\n");
+    // Pragmas (/** @jsxRuntime automatic */) are no doc comments.
+    const doc = (line: string | undefined) => /^\s*\/\*\*(?!\s*@jsx)/.test(line ?? "");
+    return lines.flatMap((line, i) => (/\*\/\s*$/.test(line) && doc(lines[i + 1]) ? [`${relative(root, f)}:${i + 2}`] : []));
+  });
+
 const SQL = /\b(SELECT\s+[\w*(]|INSERT\s+INTO\b|UPDATE\s+\S+\s+(?:\w+\s+)?SET\b|DELETE\s+FROM\b|CREATE\s+(?:TABLE|INDEX|FUNCTION)\b)/;
 
 /** Files outside src/store whose string literals hold SQL. */

@@ -15,12 +15,6 @@ export interface ListDeadLettersQuery {
   readonly cursor?: string | undefined;
 }
 
-/**
- * Dead letters, most recent first, keyset-paginated on (dead_at, id), each with a preview of
- * its payload (`getDeadLetter` has the payload). Every filter has an index in this order (all,
- * by job, by reason, by job and reason: migrations 001 and 008), so a page reads its own rows
- * and stops, however many dead letters there are and however rare the filter's.
- */
 /** A reason filter: one of DEAD_REASONS (a typo matches nothing, so it is refused rather than answered with nothing). */
 export const deadReasonFilter = (value: string | undefined): string | undefined => {
   const reason = textFilter(value, "reason");
@@ -32,6 +26,12 @@ export const deadReasonFilter = (value: string | undefined): string | undefined 
 
 const DEAD_LETTER_FILTERS: ReadonlyArray<keyof ListDeadLettersQuery> = ["job", "reason", "limit", "cursor"];
 
+/**
+ * Dead letters, most recent first, keyset-paginated on (dead_at, id), each with a preview of
+ * its payload (`getDeadLetter` has the payload). Every filter has an index in this order (all,
+ * by job, by reason, by job and reason: migrations 001 and 008), so a page reads its own rows
+ * and stops, however many dead letters there are and however rare the filter's.
+ */
 export const listDeadLetters = async (db: Db, t: Tables, query: ListDeadLettersQuery = {}): Promise<Page<DeadLetterSummary>> => {
   onlyKeys(query, DEAD_LETTER_FILTERS, "filter");
   const limit = pageLimit(query.limit);

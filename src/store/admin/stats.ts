@@ -62,12 +62,6 @@ const waited = (expr: string) => `(extract(epoch FROM now() - ${expr}) * 1000)::
 const countFields = (n: string, lim: string) =>
   `jsonb_build_object('count', least(${n}, ${lim})) || CASE WHEN ${n} > ${lim} THEN '{"countIsLowerBound": true}'::jsonb ELSE '{}'::jsonb END`;
 
-/**
- * Everything the stats endpoint and the dashboard's overview show, in one statement that reads
- * no table whole: job names come from loose scans of the per-job indexes (queued jobs, dead
- * letters), each count stops at COUNT_LIMIT, the oldest due job of each is the first entry of its
- * index, and running jobs (few: at most the ticks' concurrency) are read along the lease index.
- */
 /** Jobs `minutes` gives: every job's minutes were 21 MB at 2,000 busy jobs. */
 export const MINUTES_JOBS = 50;
 
@@ -86,6 +80,12 @@ const MINUTES = (t: Tables): string => `coalesce((
 // busy jobs counted to 10,000 each read half a million index entries (and their heap pages) per read. The
 // jobs that reach their share count on into what the others left (secondLimit).
 // flowRunning: running jobs per concurrency bucket (a claim counts them so), as many as the fleet runs at once.
+/**
+ * Everything the stats endpoint and the dashboard's overview show, in one statement that reads
+ * no table whole: job names come from loose scans of the per-job indexes (queued jobs, dead
+ * letters), each count stops at COUNT_LIMIT, the oldest due job of each is the first entry of its
+ * index, and running jobs (few: at most the ticks' concurrency) are read along the lease index.
+ */
 export const getStats = async (db: Db, t: Tables, minutes = true): Promise<Stats> => {
   const { rows } = await db.query<{ v: Stats }>(
     `WITH RECURSIVE ${looseScanCte("queued_heads", t.queue, "job_name", "run_at", "run_at", "l.status = 'queued'")},

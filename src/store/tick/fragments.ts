@@ -8,7 +8,7 @@ import type { Params, Tables } from "../shared/tables.js";
 export interface Fragment {
   /** `name AS (...)` entries, in dependency order. */
   readonly ctes: string[];
-  /** CTEs whose rows end a job here as dead, with the columns of `DEAD_COLUMNS`. */
+  /** CTEs whose rows end a job here as dead, with the columns of `deadColumns()`. */
   readonly deadSources?: string[];
   /**
    * CTEs returning `job_name, duration_ms, flow_bucket` and the `historyColumns` with the outcome

@@ -8,6 +8,9 @@
 
 /** Errors are kept short: enough to diagnose, small enough to list. */
 export const MAX_ERROR_CHARS = 4_000;
+
+/** A bad value as an error message shows it: JSON, but NaN and ±Infinity as themselves (JSON writes them null: "got null" for a NaN). */
+export const shownValue = (got: unknown): string => (typeof got === "number" && !Number.isFinite(got) ? String(got) : JSON.stringify(got));
 const MAX_STACK_CHARS = 16_000;
 
 const REPLACEMENT = "\uFFFD";

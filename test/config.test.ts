@@ -30,6 +30,8 @@ describe("settings", () => {
       expect(() => settingsFromEnv(env, { concurrency: 0 })).toThrow(/^concurrency must be/);
     }
     expect(() => settingsFromEnv({ JOBS_CONCURRENCY: "0" }, { leaseMs: 60_000 })).toThrow(/^JOBS_CONCURRENCY must be/);
+    // A NaN is named as such (it read "got null").
+    expect(() => settingsFromEnv({}, { concurrency: Number.NaN })).toThrow(/^concurrency must be an integer from 1 to 10000, got NaN$/);
     // A socket's URL names no host, as libpq and pg take it (it was "must be a postgres:// connection URL").
     expect(read({ DATABASE_URL: "postgres://app@/jobs?host=/var/run/postgresql" }, "DATABASE_URL")).toBe("postgres://app@/jobs?host=/var/run/postgresql");
     expect(() => read({ DATABASE_URL: "postgres//nope" }, "DATABASE_URL")).toThrow(/DATABASE_URL must be a postgres:\/\/ connection URL/);

@@ -390,6 +390,10 @@ describe("tick", () => {
     }
     // A NaN is named as such (it read "got null").
     await expect(jobs.tick({ budgetMs: 2_000, graceMs: Number.NaN })).rejects.toThrow(/got NaN$/);
+    // Bounded as the concurrency setting is (a claim's LIMIT is a PostgreSQL integer): 3e9 was taken.
+    for (const [field, value] of [["concurrency", 3_000_000_000], ["concurrency", 10_001], ["batchSize", 20_000]] as const) {
+      await expect(jobs.tick({ budgetMs: 2_000, [field]: value }), `${field} ${value}`).rejects.toMatchObject({ code: "invalid_options", message: `tick option ${field} must be an integer from 1 to 10000, got ${value}`, details: { field } });
+    }
     expect(ran).toEqual([]);
   });
 

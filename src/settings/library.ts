@@ -9,7 +9,7 @@ export { MAX_CONCURRENCY } from "../terms.js";
  * its text, and one value must stay under 1 GB (a 46 MB array of zeros failed to store, 24 MB did).
  */
 const MAX_PAYLOAD_LIMIT = 16 * 1024 * 1024;
-import { durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
+import { bad, durationSetting, type Env, positiveInt, retentionSetting } from "./parse.js";
 
 export { durationSetting, type Env } from "./parse.js";
 
@@ -73,12 +73,6 @@ export const DEFAULT_SETTINGS: JobsSettings = {
 const MAX_TICK_SLOTS = 256;
 
 const PREFIX = /^[a-z_][a-z0-9_]{0,40}$/;
-
-const bad = (name: string, want: string, got: unknown): never => {
-  // NaN and ±Infinity as themselves (JSON writes them null: "got null" for a NaN).
-  const shown = typeof got === "number" && !Number.isFinite(got) ? String(got) : JSON.stringify(got);
-  throw new JobsError("invalid_config", `${name} must be ${want}, got ${shown}`, { setting: name });
-};
 
 const duration = (name: string, value: unknown): number => durationSetting(name, value);
 

@@ -1,11 +1,13 @@
 import { JobsError } from "../errors.js";
 import { parseDuration } from "./duration.js";
+import { shownValue } from "../error-text.js";
 
 /** The process environment, or a platform's bindings as strings. */
 export type Env = Record<string, string | undefined>;
 
-const bad = (name: string, want: string, got: unknown): never => {
-  throw new JobsError("invalid_config", `${name} must be ${want}, got ${JSON.stringify(got)}`, { setting: name });
+/** `invalid_config` naming the setting, what it must be and what it was. */
+export const bad = (name: string, want: string, got: unknown): never => {
+  throw new JobsError("invalid_config", `${name} must be ${want}, got ${shownValue(got)}`, { setting: name });
 };
 
 /** A whole number of at least `min` (a string from the environment, or a number from code). */

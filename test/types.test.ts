@@ -3,7 +3,8 @@
 import { expect, it } from "vitest";
 import { z } from "zod";
 import { createClient } from "../src/client/index.js";
-import { type AnyJob, createJobs, defineJob, type Jobs } from "../src/index.js";
+import { type AnyJob, createJobs, defineJob, type Jobs, type ObservedRunOutcome, type RunOutcome } from "../src/index.js";
+import type { ObservedRunOutcome as OtelRunOutcome } from "../src/otel/index.js";
 import { cloudflareWorker } from "../src/platform/cloudflare.js";
 import type { WorkerExecutionContext } from "../src/platform/workers.js";
 
@@ -41,6 +42,16 @@ export const typedCalls = () => {
   void jobs.enqueue("resize", { width: 1 }, { debounce: { key: "k", delayMs: 1 } });
   // @ts-expect-error the debounce key is a string
   void jobs.enqueue("resize", { width: 1 }, { debounce: { key: maybeKey, delayMs: 1 } });
+};
+
+// One name per concept across entry points: pgtick/otel called the observed outcome RunOutcome, as pgtick
+// calls the history's (which has "cancelled" and no "lease_lost").
+export const outcomes = (observed: ObservedRunOutcome): OtelRunOutcome[] => {
+  // @ts-expect-error a run in the history never ends as lease_lost
+  const lost: RunOutcome = "lease_lost";
+  const cancelled: RunOutcome = "cancelled";
+  void [lost, cancelled];
+  return [observed, "lease_lost"];
 };
 
 // The Env `wrangler types` writes is an interface (no index signature): a typed Worker compiles with it.

@@ -7,6 +7,7 @@ import { openApiDocument } from "../src/http/openapi.js";
 import { zodPayloadSchemas } from "../src/http/payload-schemas.js";
 import { type AnyJob, defineJob, JobsError } from "../src/index.js";
 import { DEAD_REASONS } from "../src/terms.js";
+import { ROUTES, type RouteSpec } from "../src/http/route-table.js";
 import { API_TOKENS, caller, CRON_SECRET } from "./http-support.js";
 import { expectError, httpFixture, sendEmail } from "./support/http-fixture.js";
 
@@ -97,6 +98,19 @@ describe("stats, tick, openapi, routing", () => {
     expect(p["/api/health"].get.responses["200"].content["application/json"].schema).toMatchObject({ required: ["ok", "lastTickAt"] });
     expect(Object.keys(p["/api/tick"].get.responses)).toContain("202");
     expect(Object.keys(p["/api/openapi.json"].get.responses)).toContain("404");
+  });
+
+  it("declares the 422 of every route that refuses a query parameter, and each such route refuses one", async () => {
+    const p = (openApiDocument(new Map()) as any).paths;
+    const refusing = (Object.values(ROUTES) as RouteSpec[]).filter((r) => r.auth === "token");
+    expect(refusing.length).toBeGreaterThan(15);
+    for (const route of refusing) {
+      const where = `${route.method} ${route.path}`;
+      expect(p[route.path.replace(/:(\w+)/g, "{$1}")][route.method.toLowerCase()].responses["422"]?.description, where).toContain("invalid_options");
+      // Before the route's own checks: a path that names nothing still says what is wrong with the query.
+      const answer = await call(route.method, `${route.path.replace(/:(\w+)/g, "00000000-0000-7000-8000-000000000000")}?unknown=1`);
+      expect([answer.status, answer.body?.error?.code], where).toEqual([422, "invalid_options"]);
+    }
   });
 
   // The options repeated in each job's envelope were 86% of a 2.9 MB document at 2,000 jobs, made again for each

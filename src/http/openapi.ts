@@ -173,6 +173,12 @@ const OPERATIONS: Record<RouteName, Operation> = {
 
 const SECURITY = { token: [{ apiToken: [] }], cron: [{ cronSecret: [] }], open: [] } as const;
 
+/** A token route that lists no query parameters refuses any (422 invalid_options): said here once, for all of them. */
+const refusingQuery = (responses: Schema): Schema => {
+  const said = (responses["422"] as { description?: string } | undefined)?.description;
+  return said?.includes("invalid_options") ? responses : { ...responses, "422": json(ref("Error"), said ? `${said}, invalid_options` : "error: invalid_options") };
+};
+
 /** The `paths` of the document, one operation per entry of the route table. */
 const pathsFromTable = (): Schema => {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -181,7 +187,8 @@ const pathsFromTable = (): Schema => {
     const params = [...route.path.matchAll(/:(\w+)/g)].map((m) => path(m[1]!));
     const op = OPERATIONS[name];
     paths[key] ??= params.length > 0 ? { parameters: params } : {};
-    paths[key]![route.method.toLowerCase()] = { operationId: name, summary: ROUTE_SUMMARIES[name], security: SECURITY[route.auth], ...op };
+    const responses = route.auth === "token" && !("query" in route) ? refusingQuery(op.responses) : op.responses;
+    paths[key]![route.method.toLowerCase()] = { operationId: name, summary: ROUTE_SUMMARIES[name], security: SECURITY[route.auth], ...op, responses };
   }
   return paths;
 };

@@ -24,7 +24,9 @@ const chargeCard = defineJob({
 
 const embedded = process.env.DATABASE_URL ? undefined : await startEmbeddedPostgres();
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? embedded!.url });
-pool.on("error", (e) => console.error("idle database connection failed:", e.message));
+// pool.end() resolves before its connections have closed: PostgreSQL, stopped next, may end them first (no failure).
+let ending = false;
+pool.on("error", (e) => ending || console.error("idle database connection failed:", e.message));
 try {
   const jobs = createJobs({ db: pool, jobs: [sendEmail, chargeCard], settings: { tablePrefix: "quickstart_" } });
   await jobs.migrate();
@@ -38,6 +40,7 @@ try {
   const report = await jobs.tick({ budgetMs: 10_000 });
   console.log("tick report:", report);
 } finally {
+  ending = true;
   await pool.end();
   await embedded?.stop();
 }

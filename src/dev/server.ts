@@ -147,8 +147,10 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     const databaseUrl = givenDatabase ?? database!.url;
     // A connect that the server never answers fails, as the platforms' pools do, rather than waiting on.
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-    pool.on("error", (e) => logger.log("warn", "idle database connection failed", { error: e.message }));
-    cleanups.push(() => pool.end());
+    // pool.end() resolves before its connections have closed: PostgreSQL, stopped next, may still end them (57P01), which is no failure.
+    let ending = false;
+    pool.on("error", (e) => ending || logger.log("warn", "idle database connection failed", { error: e.message }));
+    cleanups.push(() => ((ending = true), pool.end()));
 
     const settings = settingsFromEnv(env, mod.settings);
     const jobs = jobsFromModule(mod, { db: pool, settings, logger });

@@ -78,6 +78,12 @@ it("says a database behind this release is behind, and what to run, instead of P
   }
   const none = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "never_" }, logger: silentLogger });
   await expect(none.enqueue("ok", {})).rejects.toThrow(/the tables never_\* do not exist yet: run `pgtick migrate` first/);
+  // A tick says it once, promising no retry: it logged two failures, each with the wait before a retry that never came.
+  const { jsonLogger } = await import("../src/index.js");
+  const lines: Array<{ level: string; msg: string; retryInMs?: number }> = [];
+  const logged = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "never_" }, logger: jsonLogger("debug", (l) => lines.push(JSON.parse(l))) });
+  await expect(logged.tick({ budgetMs: 5_000 })).rejects.toThrow(/do not exist yet/);
+  expect(lines.filter((l) => l.msg === "tick statement failed")).toEqual([expect.not.objectContaining({ retryInMs: expect.anything() })]);
   // In the caller's transaction, which the failed statement aborted, so the migrations cannot be read.
   const client = await pool.connect();
   try {

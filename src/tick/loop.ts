@@ -1,5 +1,4 @@
 import type { Db } from "../db.js";
-import { errorText } from "../error-text.js";
 import type { ClaimedRow } from "../store/tick/claim.js";
 import { runStep, type StepInput, type StepResult } from "../store/tick/step.js";
 import { type SlotStep, type TickRow, unreserveSlot } from "../store/tick/slot.js";
@@ -183,7 +182,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       // Failed beside another statement (a second connection refused at a connection limit, say): one at a time from now on.
       if (inflight > 1) maxInFlight = 1;
       if (failures.fatal) stopped = true;
-      logger.log("error", "tick statement failed", { error: errorText(error), retryInMs, runs: runs.size, maxInFlight });
+      failures.say(logger, error, retryInMs, { runs: runs.size, maxInFlight });
     } finally {
       claiming -= want;
       if (taken) carry.written(taken, result === undefined && refused);

@@ -1,5 +1,7 @@
 import { databaseUnavailable } from "../db.js";
 import { isJobsError } from "../errors.js";
+import { errorText } from "../error-text.js";
+import type { Logger } from "../log.js";
 
 /** How long a tick waits before it sends again after one, two, three or more failed statements in a row. */
 export const RETRY_AFTER_FAILURE_MS = [250, 500, 1_000, 2_000] as const;
@@ -34,6 +36,16 @@ export class StatementFailures {
     this.last = { error };
     if (isJobsError(error) && error.code === "invalid_config") this.fatal ??= this.last;
     return wait;
+  }
+
+  private saidFatal: string | undefined;
+
+  /** Logs a failure: with the wait before the next try, or, for one no retry mends, once and with none (its final statement fails alike). */
+  say(logger: Logger, error: unknown, retryInMs: number, fields: Record<string, unknown>): void {
+    const text = errorText(error);
+    if (this.fatal && this.saidFatal === text) return;
+    if (this.fatal) this.saidFatal = text;
+    logger.log("error", "tick statement failed", { error: text, ...(this.fatal ? {} : { retryInMs }), ...fields });
   }
 
   succeeded(): void {

@@ -35,11 +35,11 @@ interface Run {
 }
 
 /** A child as the app's own shell would run it: no NODE_OPTIONS (so no "pgtick-source" condition), none of pgtick's variables. */
-const run = (file: string, args: readonly string[], cwd: string, env: Record<string, string> = {}): Promise<Run> =>
+const run = (file: string, args: readonly string[], cwd: string, env: Record<string, string> = {}, timeout = 50_000): Promise<Run> =>
   new Promise((done) => {
     const { NODE_OPTIONS: _dropped, ...rest } = isolatedEnv(env);
-    execFile(file, args, { cwd, env: rest, maxBuffer: 16 * 1024 * 1024, timeout: 50_000 }, (error, stdout, stderr) =>
-      done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+    execFile(file, args, { cwd, env: rest, maxBuffer: 16 * 1024 * 1024, timeout }, (error, stdout, stderr) =>
+      done({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr: error?.killed ? `${stderr}\n(killed after ${timeout} ms)` : stderr }),
     );
   });
 
@@ -48,7 +48,8 @@ const app = join(dir, "app");
 let tarball: string[] = [];
 
 beforeAll(async () => {
-  const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], ROOT);
+  // The pack builds the package (tsc and more): over 50 s on a loaded 2-core machine.
+  const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], ROOT, {}, 110_000);
   expect(packed.code, packed.stderr).toBe(0);
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   tarball = info!.files.map((f) => f.path).sort();

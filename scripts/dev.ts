@@ -5,16 +5,22 @@ import { startDevServer } from "../src/dev/server.js";
 
 const out = (line: string) => void process.stdout.write(`${line}\n`);
 let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
-let signals = 0;
-let firstSignalAt = 0;
+/** 1 once stopping, 2 once stopping at once. */
+let stage = 0;
+let lastSignalAt = 0;
 const shutdown = async (signal: string) => {
-  // Under `npm run`, one Ctrl-C arrives more than once (the terminal's, then npm's forward);
-  // a second Ctrl-C a moment later gives up at once.
-  if (++signals > 1) {
-    if (Date.now() - firstSignalAt > 1_000) process.exit(1);
+  // Under `npm run`, one Ctrl-C arrives more than once (the terminal's, then npm's forward):
+  // a repeat within a second is the same Ctrl-C.
+  if (stage > 0 && Date.now() - lastSignalAt <= 1_000) return;
+  lastSignalAt = Date.now();
+  // A second Ctrl-C stops at once. PostgreSQL, in a session of its own, is stopped first (it ran on,
+  // with the server's file left behind); a third does not wait for it.
+  if (++stage > 1) {
+    if (stage > 2 || !server) process.exit(1);
+    out(`${signal} again: stopping at once (the jobs running stay claimed until their leases end)`);
+    void Promise.race([server.halt(), new Promise((r) => setTimeout(r, 10_000))]).finally(() => process.exit(1));
     return;
   }
-  firstSignalAt = Date.now();
   out(`\n${signal}: stopping (a running tick requeues its jobs first)`);
   // Still starting: it stops as soon as it has started (see below), so nothing is left running.
   if (!server) return;
@@ -33,7 +39,7 @@ process.on("SIGHUP", () => {
 
 try {
   server = await startDevServer({ env: process.env, cwd: process.cwd(), out });
-  if (signals > 0) {
+  if (stage > 0) {
     await server.stop();
     out("stopped");
     process.exit(0);

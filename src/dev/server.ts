@@ -57,6 +57,8 @@ export interface DevServer {
    * False when a tick failed while stopping: its jobs may stay claimed until their leases end.
    */
   stop(): Promise<boolean>;
+  /** Stops PostgreSQL at once (what runs is cut short, its jobs claimed until their leases end), for a second Ctrl-C while stopping. */
+  halt(): Promise<void>;
 }
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
@@ -255,6 +257,10 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       url,
       databaseUrl,
       stop: () => (stopping ??= cleanup().then(() => clean)),
+      halt: async () => {
+        rmSync(paths.server, { force: true });
+        await database?.stop();
+      },
     };
   } catch (e) {
     await cleanup();

@@ -63,11 +63,11 @@ const errorCode = (e: unknown): string | undefined => {
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
 };
 
-/** Out of reach (see databaseUnavailable), or the login refused (28) or the database missing (3D000). */
-const isUnreachable = (e: unknown): boolean => {
-  const code = errorCode(e);
-  return databaseUnavailable(e) || e instanceof MigrationLocked || tlsFailed(e) || (code !== undefined && (code.startsWith("28") || code === "3D000"));
-};
+/**
+ * Out of reach (see databaseUnavailable): worth trying again. A refused login, a missing database or a
+ * failed TLS handshake is not: it is configuration (6), as the API calls it (misconfiguration).
+ */
+const isUnreachable = (e: unknown): boolean => databaseUnavailable(e) || e instanceof MigrationLocked;
 
 
 /** A server that took the connection and never answered (the pool's connectionTimeoutMillis). */
@@ -110,6 +110,8 @@ export const oneLine = (e: unknown): string => {
   if (isUnreachable(e)) return `cannot connect to the database: ${message || code}`;
   if (code === "42P01") return `${message}: the tables do not exist yet; run \`pgtick migrate\` first (or check JOBS_TABLE_PREFIX)`;
   const wrong = misconfiguration(e);
-  if (wrong) return `${message}${wrong}`;
+  // A refused login, a missing database, a failed TLS handshake: no connection, for a reason to fix.
+  const refused = code === "3D000" || code?.startsWith("28") || tlsFailed(e);
+  if (wrong) return `${refused ? "cannot connect to the database: " : ""}${message}${wrong}`;
   return message.replace(/\s*\n\s*/g, " ");
 };

@@ -4,15 +4,20 @@ import { connectTimeoutMs } from "../src/cli/session.js";
 import { EXIT, exitCodeFor, oneLine } from "../src/exit-codes.js";
 
 describe("a connection whose TLS fails", () => {
-  it("is the database out of reach (exit 7, 'cannot connect'), not a failed command (exit 1)", () => {
+  it("is configuration (exit 6, 'cannot connect', and why), as the API calls it, not a failed command (exit 1) nor an outage to retry (exit 7)", () => {
     for (const e of [
       new Error("The server does not support SSL connections"),
       Object.assign(new Error("self-signed certificate in certificate chain"), { code: "SELF_SIGNED_CERT_IN_CHAIN" }),
       Object.assign(new Error("unable to verify the first certificate"), { code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE" }),
     ]) {
-      expect(exitCodeFor(e), e.message).toBe(EXIT.unreachable);
-      expect(oneLine(e)).toBe(`cannot connect to the database: ${e.message}`);
+      expect(exitCodeFor(e), e.message).toBe(EXIT.config);
+      expect(oneLine(e)).toBe(`cannot connect to the database: ${e.message} (its TLS failed: see DATABASE_URL's sslmode)`);
     }
+    // So are a refused login and a database that does not exist: a script that retries exit 7 retried them for ever.
+    const login = Object.assign(new Error('password authentication failed for user "app"'), { code: "28P01" });
+    const missing = Object.assign(new Error('database "nope" does not exist'), { code: "3D000" });
+    expect([exitCodeFor(login), oneLine(login)]).toEqual([EXIT.config, `cannot connect to the database: ${login.message} (DATABASE_URL's role or password is refused)`]);
+    expect([exitCodeFor(missing), oneLine(missing)]).toEqual([EXIT.config, `cannot connect to the database: ${missing.message} (DATABASE_URL's database does not exist)`]);
     // A statement's own error that mentions SSL is not one.
     expect(exitCodeFor(Object.assign(new Error('column "ssl" does not exist'), { code: "42703" }))).toBe(EXIT.failed);
   });

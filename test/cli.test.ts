@@ -113,6 +113,8 @@ describe("enqueue", () => {
     expect((await rows(`SELECT 1 FROM {p}queue`))).toHaveLength(4);
     // Nothing on stdin is said as such (it said to quote the payload for the shell).
     expectOneLineError(await cli(["enqueue", "sync-inventory", "-"], {}, "\n"), EXIT.usage, /stdin held no payload/);
+    // A plain number is milliseconds: said so ("due in 30000" read as seconds).
+    expect((await cli(["enqueue", "send-reminder", '{"email":"ada@example.com","about":"y"}', "--delay", "30000"])).stdout).toMatch(/enqueued send-reminder, due in 30000 ms\n$/);
   });
 
   it("refuses bad input with one line, the right exit code, and writes nothing", async () => {

@@ -44,7 +44,9 @@ export const enqueueCommand: CommandSpec = {
     const [result] = await jobs.enqueueUnchecked([item], { batch: false }).catch((e: unknown) => {
       throw asFlag(e);
     });
-    const when = delayMs !== undefined ? `due in ${stringOption(values, "delay")}` : runAt !== undefined ? `due at ${runAt}` : "due now";
+    // A plain number is milliseconds, as in every duration pgtick reads: said with its unit.
+    const delay = stringOption(values, "delay")?.trim();
+    const when = delayMs !== undefined ? `due in ${/^\d+(\.\d+)?$/.test(delay ?? "") ? `${delay} ms` : delay}` : runAt !== undefined ? `due at ${runAt}` : "due now";
     session.print({ id: result!.id, deduplicated: result!.deduplicated }, () =>
       result!.deduplicated
         ? `${result!.id} (deduplicated: a ${job} job with key ${JSON.stringify(item.idempotencyKey)} is already queued or running)`

@@ -1,7 +1,7 @@
 // `npm run dev`: PostgreSQL, migrations, the API and the dashboard on one port,
 // and a local cron that ticks, all in one process that Ctrl-C stops cleanly.
 import { setMaxListeners } from "node:events";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, unwatchFile, watchFile, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { createAdaptorServer } from "@hono/node-server";
@@ -218,6 +218,12 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
 
     // Stopped in reverse: the ticks first (they requeue through the pool), then the server, the pool, PostgreSQL.
     local.start();
+    // A module once imported stays as it was: an edit is said, with what to do (the CLI, which loads it anew, and
+    // this server's ticks would otherwise sync two lists of schedules, each removing what the other added).
+    watchFile(mod.path, { interval: 1_000 }, (now, before) => {
+      if (now.mtimeMs !== before.mtimeMs) logger.log("warn", "the jobs module changed: restart npm run dev to load it (this server runs the jobs and schedules it started with)", { module: mod.path });
+    });
+    cleanups.push(async () => unwatchFile(mod.path));
 
     const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path };
     // Holds the database URL (a DATABASE_URL's password included): readable by this user only, like the secrets.

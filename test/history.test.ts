@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { countingDb, defineJob, PermanentJobError } from "../src/index.js";
-import { DURATION_BOUNDS_MS } from "../src/store/tick/metrics.js";
+import { DURATION_BOUNDS_MS } from "../src/store/shared/duration-histogram.js";
 import { harness, sleep } from "./support/harness.js";
 
 const h = await harness("history");

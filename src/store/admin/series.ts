@@ -2,6 +2,7 @@ import type { Db } from "../../db.js";
 import { JobsError } from "../../errors.js";
 import { isoSql } from "../shared/sql.js";
 import type { Tables } from "../shared/tables.js";
+import { HIST_INDEXES } from "../shared/duration-histogram.js";
 
 /** The ranges the charts offer, each with the bucket it is summed into. */
 export const RANGES = {
@@ -12,8 +13,7 @@ export const RANGES = {
 
 export type SeriesRange = keyof typeof RANGES;
 
-/** Upper bounds (ms) of the `duration_hist` buckets; the twelfth holds everything longer. */
-export const DURATION_BOUNDS = [10, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, Infinity] as const;
+export { DURATION_BOUNDS } from "../shared/duration-histogram.js";
 
 export interface ThroughputPoint {
   /** Start of the bucket. */
@@ -69,7 +69,6 @@ export const seriesRange = (text: string | undefined): SeriesRange => {
   throw new JobsError("invalid_options", `range must be one of ${Object.keys(RANGES).join(", ")}`, { field: "range" });
 };
 
-const HIST = DURATION_BOUNDS.map((_, i) => i + 1);
 
 /**
  * What the dashboard's charts draw, in one statement: throughput per bucket and job, the queue's
@@ -84,9 +83,9 @@ export const getSeries = async (db: Db, t: Tables, range: SeriesRange): Promise<
                 FROM (SELECT $1::int * interval '1 millisecond' AS b) i),
      m AS MATERIALIZED (SELECT date_bin(r.b, x.minute, timestamptz 'epoch') AS at, x.job_name AS job,
                   sum(x.succeeded) AS s, sum(x.retried) AS re, sum(x.dead_lettered) AS d, sum(x.requeued) AS q,
-                  max(x.duration_ms_max) AS mx, ${HIST.map((i) => `sum(x.duration_hist[${i}]) AS h${i}`).join(", ")}
+                  max(x.duration_ms_max) AS mx, ${HIST_INDEXES.map((i) => `sum(x.duration_hist[${i}]) AS h${i}`).join(", ")}
            FROM ${t.metrics} x, r WHERE x.minute >= r.start GROUP BY 1, 2),
-     per_job AS MATERIALIZED (SELECT job, sum(s + re + d + q) AS runs, max(mx) AS mx, ${HIST.map((i) => `sum(h${i}) AS h${i}`).join(", ")}
+     per_job AS MATERIALIZED (SELECT job, sum(s + re + d + q) AS runs, max(mx) AS mx, ${HIST_INDEXES.map((i) => `sum(h${i}) AS h${i}`).join(", ")}
                               FROM m GROUP BY job),
      busiest AS (SELECT job FROM per_job ORDER BY runs DESC, job LIMIT ${BUSIEST_JOBS})
      SELECT jsonb_build_object(
@@ -99,7 +98,7 @@ export const getSeries = async (db: Db, t: Tables, range: SeriesRange): Promise<
                                FROM m WHERE m.job IN (SELECT job FROM busiest)), '[]'::jsonb),
        'jobs', (SELECT count(*) FROM per_job),
        'durations', coalesce((SELECT jsonb_agg(jsonb_build_object('job', g.job, 'maxMs', g.mx, 'hist', g.hist) ORDER BY g.job)
-                              FROM (SELECT job, mx, jsonb_build_array(${HIST.map((i) => `h${i}`).join(", ")}) AS hist
+                              FROM (SELECT job, mx, jsonb_build_array(${HIST_INDEXES.map((i) => `h${i}`).join(", ")}) AS hist
                                     FROM per_job ORDER BY runs DESC, job LIMIT ${DURATION_JOBS}) g), '[]'::jsonb),
        'queue', coalesce((SELECT jsonb_agg(jsonb_build_object('at', ${isoSql("g.at")}, 'due', g.due, 'running', g.running,
                                  'oldestWaitMs', g.w) ORDER BY g.at)

@@ -1,4 +1,5 @@
 import type { Params, Tables } from "../shared/tables.js";
+import { METRICS_ADDED, summedHist } from "../shared/duration-histogram.js";
 
 export interface Housekeeping {
   /** Runs older than this go. */
@@ -18,8 +19,6 @@ export interface Housekeeping {
 
 const ms = (p: Params, value: number) => `${p.add(value)}::bigint * interval '1 millisecond'`;
 
-/** Upper bounds of the duration histogram's buckets, counted in `duration_hist` (twelve). */
-const HIST = Array.from({ length: 12 }, (_, i) => i + 1);
 /**
  * Per-minute metrics before this are folded into quarter-hour rows: older than the hour the stats and
  * the 1 h chart read by the minute, and than any late write of a tick's carried counts.
@@ -100,12 +99,9 @@ export const housekeepingCtes = (t: Tables, p: Params, h: Housekeeping): string[
     `hk_folded AS (
       INSERT INTO ${t.metrics} AS m (minute, job_name, succeeded, failed, retried, dead_lettered, requeued, duration_ms_sum, duration_ms_max, duration_hist)
       SELECT date_bin(interval '15 minutes', minute, timestamptz 'epoch'), job_name, sum(succeeded), sum(failed), sum(retried), sum(dead_lettered),
-             sum(requeued), sum(duration_ms_sum), max(duration_ms_max), ARRAY[${HIST.map((i) => `sum(duration_hist[${i}])`).join(", ")}]::int[]
+             sum(requeued), sum(duration_ms_sum), max(duration_ms_max), ${summedHist("duration_hist")}
       FROM hk_fold GROUP BY 1, 2 ORDER BY 1, 2
-      ON CONFLICT (minute, job_name) DO UPDATE SET succeeded = m.succeeded + EXCLUDED.succeeded, failed = m.failed + EXCLUDED.failed,
-        retried = m.retried + EXCLUDED.retried, dead_lettered = m.dead_lettered + EXCLUDED.dead_lettered, requeued = m.requeued + EXCLUDED.requeued,
-        duration_ms_sum = m.duration_ms_sum + EXCLUDED.duration_ms_sum, duration_ms_max = greatest(m.duration_ms_max, EXCLUDED.duration_ms_max),
-        duration_hist = ARRAY(SELECT a + b FROM unnest(m.duration_hist, EXCLUDED.duration_hist) AS u(a, b))
+      ${METRICS_ADDED}
       RETURNING 1)`,
     `hk_minutes AS (
       DELETE FROM ${t.queueMinutes} WHERE minute = ANY (ARRAY(

@@ -1,9 +1,7 @@
 import { type Fragment, runsOf } from "./fragments.js";
 import type { Params } from "../shared/tables.js";
 
-/** Upper bounds (exclusive, ms) of the duration histogram's buckets; the last bucket holds the rest. */
-export const DURATION_BOUNDS_MS = [10, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000] as const;
-const BUCKETS = DURATION_BOUNDS_MS.length + 1;
+import { DURATION_BOUNDS_MS, HIST_INDEXES, METRICS_ADDED, summedHist } from "../shared/duration-histogram.js";
 
 /** One job's counters for one minute, from the runs some statements ended (as a step returns them). */
 export interface MeterRow {
@@ -35,7 +33,7 @@ const meterRows = (outcomes: NonNullable<Fragment["outcomes"]>): string =>
           -- minute's categories add up to its failures, and the charts show it.
           count(*) FILTER (WHERE outcome IN ('requeued', 'reclaimed')) AS requeued,
           coalesce(sum(duration_ms), 0) AS duration_ms_sum, coalesce(max(duration_ms), 0) AS duration_ms_max,
-          ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `count(*) FILTER (WHERE b = ${i})`).join(", ")}]::int[] AS hist
+          ARRAY[${HIST_INDEXES.map((i) => `count(*) FILTER (WHERE b = ${i - 1})`).join(", ")}]::int[] AS hist
    FROM (SELECT job_name, duration_ms, outcome, width_bucket(duration_ms, '{${DURATION_BOUNDS_MS.join(",")}}'::int[]) AS b
          FROM (${outcomes.map((o) => `SELECT job_name, duration_ms, '${o.outcome}'::text AS outcome FROM ${runsOf(o)}`).join(" UNION ALL ")}) u) o
    GROUP BY job_name`;
@@ -65,16 +63,10 @@ export const metricsCte = (table: string, p: Params, outcomes: NonNullable<Fragm
                                duration_ms_sum, duration_ms_max, duration_hist)
     SELECT minute, job_name, sum(succeeded), sum(failed), sum(retried), sum(dead_lettered), sum(requeued),
            sum(duration_ms_sum), max(duration_ms_max),
-           ARRAY[${Array.from({ length: BUCKETS }, (_, i) => `sum(hist[${i + 1}])`).join(", ")}]::int[]
+           ${summedHist("hist")}
     FROM (${sources.join(" UNION ALL ")}) r
     GROUP BY minute, job_name ORDER BY minute, job_name
-    ON CONFLICT (minute, job_name) DO UPDATE SET
-      succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed,
-      retried = m.retried + excluded.retried, dead_lettered = m.dead_lettered + excluded.dead_lettered,
-      requeued = m.requeued + excluded.requeued,
-      duration_ms_sum = m.duration_ms_sum + excluded.duration_ms_sum,
-      duration_ms_max = greatest(m.duration_ms_max, excluded.duration_ms_max),
-      duration_hist = ARRAY(SELECT a + b FROM unnest(m.duration_hist, excluded.duration_hist) WITH ORDINALITY AS h(a, b, i) ORDER BY i)
+    ${METRICS_ADDED}
     RETURNING 1)`;
 };
 

@@ -4,7 +4,7 @@ import { defineJob, isJobsError, PermanentJobError } from "../src/index.js";
 import { bulkReplay } from "../src/store/admin/replay-bulk.js";
 import { replayEdit } from "../src/admin/replay-edit.js";
 import { replayDeadLetter } from "../src/store/admin/replay.js";
-import { discardDeadLetter, discardDeadLetters } from "../src/store/admin/dead-letter-discard.js";
+import { discardDeadLetters } from "../src/store/admin/dead-letter-discard.js";
 import { getDeadLetter } from "../src/store/admin/dead-letter-get.js";
 import { listDeadLetters } from "../src/store/admin/dead-letters-list.js";
 import { getJob } from "../src/store/admin/job-get.js";
@@ -87,12 +87,12 @@ describe("replayDeadLetter", () => {
 
   it("discards a dead letter for good", async () => {
     const [id] = await deadLetters([{ n: 5 }]);
-    expect(await discardDeadLetter(h.db, jobs.tables, id!)).toBe(true);
-    expect(await discardDeadLetter(h.db, jobs.tables, id!)).toBe(false);
+    expect(await jobs.deadLetters.discard(id!)).toEqual({ id, discarded: true });
+    await expect(jobs.deadLetters.discard(id!)).rejects.toMatchObject({ code: "not_found" });
     // Gone from the dead letters; the run history still says how it ended.
     expect(await h.rows(`SELECT 1 FROM ${jobs.tables.deadLetters} WHERE id = $1`, [id])).toEqual([]);
     expect(await getJob(h.db, jobs.tables, id!)).toMatchObject({ status: "dead", reason: null, payload: { n: 5 } });
-    expect(await discardDeadLetter(h.db, jobs.tables, "not-a-uuid")).toBe(false);
+    await expect(jobs.deadLetters.discard("not-a-uuid")).rejects.toMatchObject({ code: "not_found" });
   });
 });
 

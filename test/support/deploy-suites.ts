@@ -2,7 +2,7 @@
 // health, auth, validation, the cron tick, the kick and fan-out, against the real PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobs as exampleJobs, setup } from "../../functions/jobs.js";
-import { DEADLINE_ERROR } from "../../src/store/tick/requeue.js";
+import { requeueErrors } from "../../src/store/tick/requeue.js";
 import { type Deployment, type Platform, TOKEN } from "./deploy-fixture.js";
 import { harness, sleep } from "./harness.js";
 
@@ -68,7 +68,7 @@ export const adapterSuite = (name: string, platform: Platform) => {
       expect(await h.rows("SELECT job_id::text, note, attempt FROM example_events")).toEqual([{ job_id: ok.id, note: "from the cron", attempt: 1 }]);
       // Back in the queue before the tick returned, its attempt counted.
       expect(await h.rows("SELECT status, attempt, last_error FROM jobs_queue WHERE id = $1", [slow.id])).toEqual([
-        { status: "queued", attempt: 1, last_error: DEADLINE_ERROR },
+        { status: "queued", attempt: 1, last_error: requeueErrors("deadline").error },
       ]);
       // The failure's retry (due 10 ms later) runs in this tick or the next, whichever claims it first.
       await d.cron();

@@ -17,7 +17,3 @@ export const discardDeadLetters = async (db: Db, t: Tables, ids: readonly string
   );
   return rows.map((r) => r.id);
 };
-
-/** Deletes one dead letter for good. False when there was none with this id. */
-export const discardDeadLetter = async (db: Db, t: Tables, id: string): Promise<boolean> =>
-  (await discardDeadLetters(db, t, [id])).length > 0;

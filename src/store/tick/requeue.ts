@@ -19,8 +19,6 @@ export const CUT_SHORT: Record<CutShort, string> = {
   failed: "the tick ended early, on a fault of its own, before the run finished",
 };
 
-export const DEADLINE_ERROR = `${CUT_SHORT.deadline}; requeued`;
-
 /** The requeue's texts for runs cut short for `why` (the dead letter's reason stays `deadline`). */
 export const requeueErrors = (why: CutShort) => ({ error: `${CUT_SHORT[why]}; requeued`, dead: `${CUT_SHORT[why]}, at its last attempt` });
 

@@ -41,12 +41,19 @@ const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE
 const UNAVAILABLE_STATES = /^(08|53|57P0[1-3]$|57014$)/;
 const CONNECTION_LOST = /connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|not currently accepting connections|connection lost/i;
 
-const errorCode = (e: unknown): unknown => {
+/** An error's code (a SQLSTATE, or Node's ECONNREFUSED and the like), if it has one as text. */
+export const errorCode = (e: unknown): string | undefined => {
   const code = (e as { code?: unknown } | null)?.code;
-  if (code !== undefined) return code;
+  if (typeof code === "string") return code;
   // Node reports a refused connection to every address of a host as an AggregateError.
   const errors = (e as { errors?: unknown } | null)?.errors;
   return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
+};
+
+/** PostgreSQL's SQLSTATE of a failed statement, when the error came from the server. */
+export const sqlState = (e: unknown): string | undefined => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 };
 
 /**

@@ -1,4 +1,4 @@
-import { databaseUnavailable, StatementTimeout } from "./db.js";
+import { databaseUnavailable, errorCode, StatementTimeout } from "./db.js";
 import { isJobsError, type JobsErrorCode, MigrationLocked, misconfiguration, tlsFailed } from "./errors.js";
 
 /**
@@ -54,14 +54,6 @@ const BY_CODE: Record<JobsErrorCode, ExitCode> = {
   unauthorized: EXIT.config,
 };
 
-const errorCode = (e: unknown): string | undefined => {
-  if (typeof e !== "object" || e === null) return undefined;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === "string") return code;
-  // Node reports a refused connection to every address of a host as an AggregateError.
-  const errors = (e as { errors?: unknown }).errors;
-  return Array.isArray(errors) ? errorCode(errors[0]) : undefined;
-};
 
 /**
  * Out of reach (see databaseUnavailable): worth trying again. A refused login, a missing database or a

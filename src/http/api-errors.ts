@@ -1,6 +1,6 @@
 import { BodyCut } from "../body-limit.js";
 import type { Context } from "hono";
-import { databaseUnavailable, StatementTimeout } from "../db.js";
+import { databaseUnavailable, sqlState, StatementTimeout } from "../db.js";
 import { isJobsError, type JobsErrorCode, misconfiguration } from "../errors.js";
 
 /** Every code the API answers with. JobsError codes plus the few only HTTP has. */
@@ -50,11 +50,6 @@ export const errorResponse = (c: Context, code: ApiErrorCode, message: string, d
   return c.json({ error } satisfies ApiErrorBody, STATUS[code]);
 };
 
-/** PostgreSQL's SQLSTATE, when the error came from the database. */
-const sqlState = (e: unknown): string | undefined => {
-  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-};
 
 /**
  * Classifies a thrown value: client errors keep their code and message; a

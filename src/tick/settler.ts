@@ -1,3 +1,4 @@
+import { sqlState } from "../db.js";
 import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
 import type { StepInput, StepResult } from "../store/tick/step.js";
@@ -5,11 +6,6 @@ import type { SlotStep } from "../store/tick/slot.js";
 import { addCounts } from "./counts.js";
 import { plainSettlement, type Settlement, settledLate, settlementBytes, splitSettlements } from "./settlement.js";
 
-/** PostgreSQL's SQLSTATE of a failed statement, if it came from the server. */
-const sqlState = (e: unknown): string | undefined => {
-  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-};
 
 /** A deadlock or serialization failure: the same statement may succeed when sent again. */
 const transient = (e: unknown) => ["40001", "40P01"].includes(sqlState(e) ?? "");

@@ -1,4 +1,4 @@
-import { databaseUnavailable } from "../db.js";
+import { databaseUnavailable, sqlState } from "../db.js";
 import { isJobsError } from "../errors.js";
 import { errorText } from "../error-text.js";
 import type { Logger } from "../log.js";
@@ -66,8 +66,8 @@ export class StatementFailures {
  * statement may have committed. A connection exception (class 08) is the second kind.
  */
 export const refusedByServer = (error: unknown): boolean => {
-  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
-  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith("08");
+  const code = sqlState(error);
+  return code !== undefined && !code.startsWith("08");
 };
 
 /** A connection that could not be made: the statement never reached the server. */

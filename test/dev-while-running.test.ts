@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { runCli } from "../src/cli/main.js";
 import { removeDataDir } from "../src/dev/pg-data.js";
 import { postgresUser } from "../src/dev/pg-user.js";
 import { FROM_SOURCE, isolatedEnv } from "./support/isolated-env.js";
@@ -36,7 +37,8 @@ beforeAll(async () => {
   port = await freePort();
   child = spawn(process.execPath, [...FROM_SOURCE, "scripts/dev.ts"], {
     cwd: root,
-    env: isolatedEnv({ DEV_DIR: dir, PORT: String(port), NO_COLOR: "1", JOBS_MODULE: module }),
+    // No cron within the test: a job runs at once only when something starts a tick.
+    env: isolatedEnv({ DEV_DIR: dir, PORT: String(port), NO_COLOR: "1", JOBS_MODULE: module, TICK_INTERVAL: "1h", DEV_SEED: "off", LOG_LEVEL: "debug" }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (d: Buffer) => (output += d.toString()));
@@ -56,6 +58,23 @@ it("says that the jobs module changed, and to restart it", async () => {
   expect(output).not.toContain("the jobs module changed");
   appendFileSync(module, "// an edit\n");
   await until(() => output.includes("the jobs module changed: restart npm run dev to load it"), 10_000, "the warning");
+});
+
+it("starts a tick at once for a job the CLI queued due now, as the API's enqueue does (it waited for the cron)", async () => {
+  // The tick the server starts with has ended: nothing else would run the job.
+  await until(() => output.includes("tick finished"), 30_000, "the first tick to end");
+  let stdout = "";
+  const code = await runCli(["enqueue", "send-welcome", '{"email":"cli@example.com","name":"Cli"}', "--json"], {
+    stdout: (t) => void (stdout += t), stderr: () => {}, env: { DEV_DIR: dir }, cwd: root,
+  });
+  expect(code).toBe(0);
+  const { id } = JSON.parse(stdout) as { id: string };
+  const token = (JSON.parse(readFileSync(join(dir, "secrets.json"), "utf8")) as { JOBS_API_TOKEN: string }).JOBS_API_TOKEN.split(",")[0]!.trim();
+  const ran = async () => {
+    const page = (await (await fetch(`http://127.0.0.1:${port}/api/runs?jobId=${id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { items: Array<{ outcome: string }> };
+    return page.items.some((r) => r.outcome === "succeeded");
+  };
+  await until(ran, 10_000, "the job to run");
 });
 
 it("stops PostgreSQL and exits 1 on a second Ctrl-C while a stop waits", async () => {

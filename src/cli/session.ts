@@ -8,6 +8,7 @@ import { readDev } from "../settings/dev-catalog.js";
 import { type Env, settingsFromEnv } from "../settings/library.js";
 import { cancelOnServer, cancelsSent } from "../db-cancel.js";
 import { runningDevServer } from "../dev/paths.js";
+import { tickRequest } from "../http/tick-request.js";
 import type { AnyJobs } from "../jobs.js";
 import { jsonLogger, type Logger } from "../log.js";
 import { errorText } from "../error-text.js";
@@ -78,6 +79,18 @@ export class Session {
   /** Log lines go to stderr, so stdout stays the command's output. */
   get logger(): Logger {
     return jsonLogger(this.globals.verbose ? "debug" : "warn", (line) => this.io.stderr(`${inert(line)}\n`));
+  }
+
+  /**
+   * After a job due now was queued on the running dev server's database: a tick there at once, as the API's
+   * enqueue kicks one (the job waited for the dev server's cron, up to a minute). Best effort: a dev server
+   * that does not answer within a second leaves it to its cron.
+   */
+  async kickDevServer(): Promise<void> {
+    const dev = read(this.io.env, "DATABASE_URL") ? undefined : runningDevServer(this.io.env, this.io.cwd);
+    if (!dev?.cronSecret) return;
+    const request = tickRequest(`${dev.url}/api/tick`, dev.cronSecret, { kick: true, async: true });
+    await fetch(request, { signal: AbortSignal.timeout(1_000) }).then((r) => r.body?.cancel(), () => {});
   }
 
   databaseUrl(): string {

@@ -26,6 +26,8 @@ export interface DevServerInfo {
   readonly url: string;
   readonly databaseUrl: string;
   readonly jobsModule: string;
+  /** Its tick endpoint's secret: the CLI starts a tick there after it queued a job due now. */
+  readonly cronSecret?: string;
 }
 
 /** Whether a process with this pid exists (EPERM: it exists but belongs to someone else). */

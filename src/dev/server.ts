@@ -225,7 +225,7 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     });
     cleanups.push(async () => unwatchFile(mod.path));
 
-    const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path };
+    const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path, cronSecret: secrets.CRON_SECRET.trim() };
     // Holds the database URL (a DATABASE_URL's password included): readable by this user only, like the secrets.
     writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     cleanups.unshift(async () => rmSync(paths.server, { force: true }));

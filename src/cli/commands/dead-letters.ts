@@ -102,16 +102,19 @@ const replay: CommandSpec = {
       const payload = jsonArgument(payloadText, "--payload");
       const jobs = await session.jobs("required", "replaying with an edited payload");
       const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!, { payload }), ids[0]!);
+      await session.kickDevServer();
       return session.print({ replayed: [done.id], skipped: [], remaining: 0, nextCursor: null }, () => `replayed ${done.id} with the edited payload`);
     }
     const jobs = await session.jobs("none", "dead-letters replay");
     if (ids.length === 1) {
       const done = await replayOne(() => jobs.deadLetters.replay(ids[0]!), ids[0]!);
+      await session.kickDevServer();
       return session.print({ replayed: [done.id], skipped: [], remaining: 0, nextCursor: null }, () => `replayed ${done.id}`);
     }
     const result = await jobs.deadLetters.replayMany(
       job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY), cursor: stringOption(values, "cursor") } : { ids },
     );
+    if (result.replayed.length > 0) await session.kickDevServer();
     session.print(result, () => {
       const lines = [`replayed ${plural(result.replayed.length, "dead letter")}`];
       for (const s of result.skipped) {

@@ -46,6 +46,8 @@ export const enqueueCommand: CommandSpec = {
     });
     // A plain number is milliseconds, as in every duration pgtick reads: said with its unit.
     const delay = stringOption(values, "delay")?.trim();
+    const dueNow = (delayMs === undefined || delayMs === 0) && (runAt === undefined || Date.parse(runAt) <= Date.now());
+    if (dueNow && !result!.deduplicated) await session.kickDevServer();
     const when = delayMs !== undefined ? `due in ${/^\d+(\.\d+)?$/.test(delay ?? "") ? `${delay} ms` : delay}` : runAt !== undefined ? `due at ${runAt}` : "due now";
     session.print({ id: result!.id, deduplicated: result!.deduplicated }, () =>
       result!.deduplicated

@@ -62,6 +62,7 @@ const run: CommandSpec = {
   async run(session, [name]) {
     const jobs = await session.jobs("required", "schedules run");
     const { id } = await jobs.schedules.run(name!);
+    await session.kickDevServer();
     session.print({ id }, () => `${id} enqueued by schedule ${name}, due now`);
   },
 };

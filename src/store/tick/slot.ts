@@ -12,6 +12,7 @@ export interface TickCounts {
   reclaimed: number;
 }
 
+/** Each count's column in the slot row: the one list of them. */
 const COUNT_COLUMNS: Record<keyof TickCounts, string> = {
   claimed: "claimed",
   succeeded: "succeeded",
@@ -20,6 +21,23 @@ const COUNT_COLUMNS: Record<keyof TickCounts, string> = {
   requeued: "requeued",
   leaseLost: "lease_lost",
   reclaimed: "reclaimed",
+};
+const COUNT_FIELDS = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
+
+/** No counts yet. */
+export const ZERO_COUNTS: Readonly<TickCounts> = Object.freeze({ claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 });
+
+/** The counts alone, out of a row that holds more (the tick's slot row). */
+export const countsOf = (r: Readonly<TickCounts>): TickCounts => {
+  const c = { ...ZERO_COUNTS };
+  for (const f of COUNT_FIELDS) c[f] = r[f];
+  return c;
+};
+
+export const addCounts = (a: Readonly<TickCounts>, b: Readonly<TickCounts>): TickCounts => {
+  const sum = { ...a };
+  for (const f of COUNT_FIELDS) sum[f] = a[f] + b[f];
+  return sum;
 };
 
 /** A slot another tick was asked to start in: it presents the token to take exactly that slot. */
@@ -107,8 +125,7 @@ export const slotGate = (t: Tables, p: Params, step: SlotStep): { ctes: string[]
 /** The migration the tables are at (SQL): the newest one recorded. */
 export const schemaAt = (t: Tables): string => `(SELECT max(version) FROM ${t.migrations})`;
 
-const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, t.claimed, t.succeeded, t.retried,
-  t.dead_lettered AS "deadLettered", t.requeued, t.lease_lost AS "leaseLost", t.reclaimed`;
+const RETURNING = `RETURNING t.slot, t.owner::text AS owner, t.reserved, ${COUNT_FIELDS.map((f) => `t.${COUNT_COLUMNS[f]} AS "${f}"`).join(", ")}`;
 
 /**
  * The update of the tick's slot row, after every other CTE: it adds this
@@ -127,7 +144,7 @@ export const slotRowCte = (
   /** Due jobs held back by limits this statement: the tick keeps the slot to claim them when they may go. */
   held = "0",
 ): string[] => {
-  const fields = Object.keys(COUNT_COLUMNS) as Array<keyof TickCounts>;
+  const fields = COUNT_FIELDS;
   if (step.mode === "take") {
     const set = fields.map((f) => `${COUNT_COLUMNS[f]} = ${p.add(step.carry?.[f] ?? 0)}::int + ${counts[f]}`).join(", ");
     const work = `(${counts.claimed}) + (${counts.reclaimed}) + (${held}) > 0`;

@@ -13,7 +13,7 @@ import { type CutShort, requeueFragment, type Requeue } from "./requeue.js";
 import { retryFragment, type Retry } from "./retry.js";
 import { Params, type Tables } from "../shared/tables.js";
 import { type Unclaim, UNCLAIMED_TOKENS, unclaimCtes } from "./unclaim.js";
-import { type FanOut, fanOutCtes, type Handoff, schemaAt, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow } from "./slot.js";
+import { type FanOut, fanOutCtes, type Handoff, schemaAt, slotGate, slotRowCte, type SlotStep, type TickCounts, type TickRow, ZERO_COUNTS } from "./slot.js";
 
 export type { TickCounts } from "./slot.js";
 
@@ -115,11 +115,9 @@ const ID_LISTS = {
   string
 >;
 
-const ZERO: TickCounts = { claimed: 0, succeeded: 0, retried: 0, deadLettered: 0, requeued: 0, leaseLost: 0, reclaimed: 0 };
-
 const EMPTY_STEP: StepResult = {
   claimed: [], completed: [], retried: [], deadLettered: [], requeued: [],
-  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], reclaimedNames: {}, unclaimed: [], unclaimedTokens: [], counts: ZERO, tick: null, slotFree: false, schemaAt: null, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
+  requeueExhausted: [], reclaimed: [], reclaimExhausted: [], reclaimedNames: {}, unclaimed: [], unclaimedTokens: [], counts: ZERO_COUNTS, tick: null, slotFree: false, schemaAt: null, spawn: [], keyedWaiting: null, dispatchedTo: null, flowCursor: null, flowHeld: 0, flowRetryAt: null,
   queueMinute: null, housekeeping: null, metered: [], probe: {},
 };
 

@@ -13,7 +13,10 @@ describe("the round-robin over keys across ticks", () => {
   it("reaches a due key behind 300 keys with nothing due in one tick, claiming again at once while keys are left", async () => {
     const ran: string[] = [];
     const work = defineJob({ name: "rot", schema: tenant, concurrency: { limit: 1, key: (p) => p.tenant }, handler: ({ tenant: t }) => void ran.push(t) });
-    const jobs = await h.isolated([work], { claimIntervalMs: 150 });
+    // A claim interval far longer than a claim: a tick that waited for it between claims would reach no more
+    // than three claims' keys before its cutoff, however slow the machine (its window was 450 ms, and a loaded
+    // machine's ten back-to-back claims passed it).
+    const jobs = await h.isolated([work], { claimIntervalMs: 5_000 });
     await jobs.enqueueMany(Array.from({ length: 300 }, (_, i) => ({ job: "rot" as const, payload: { tenant: `k${String(i).padStart(3, "0")}` }, delayMs: 3_600_000 })));
     await jobs.enqueue("rot", { tenant: "zz-due-now" });
     // A claim looks at 32 keys; one cut short before the end of the keys is followed by the next at once
@@ -21,7 +24,7 @@ describe("the round-robin over keys across ticks", () => {
     let ticks = 0;
     while (ran.length === 0 && ticks < 8) {
       ticks++;
-      await jobs.tick({ budgetMs: 900, claimCutoffMs: 450, concurrency: 4 });
+      await jobs.tick({ budgetMs: 20_000, claimCutoffMs: 10_000, concurrency: 4 });
     }
     expect(ran).toEqual(["zz-due-now"]);
     expect(ticks).toBe(1);

@@ -191,8 +191,11 @@ describe("tick stops", () => {
     await jobs.enqueueMany(Array.from({ length: 10 }, (_, n) => ({ job: "step-600" as const, payload: { n } })));
     // One at a time, 600 ms each, claims at about 0, 600 and 1200 ms; at 1800 ms the cutoff (1500) has passed.
     // Without the cutoff it would claim at 1800 and 2400 and requeue the last one at the 3000 ms deadline.
+    // (A loaded machine may send the third claim past 1500 ms: two claims, and still nothing requeued.)
     const report = await jobs.tick({ budgetMs: 3_000, claimCutoffMs: 1_500, concurrency: 1 });
-    expect(report).toMatchObject({ claimed: 3, succeeded: 3, requeued: 0 });
+    expect(report).toMatchObject({ succeeded: report.claimed, requeued: 0 });
+    expect(report.claimed).toBeGreaterThanOrEqual(2);
+    expect(report.claimed).toBeLessThanOrEqual(3);
     expect(report.durationMs).toBeLessThan(3_000);
   });
 });

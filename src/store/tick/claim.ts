@@ -1,4 +1,4 @@
-import type { Fragment } from "./fragments.js";
+import { dueHead, type Fragment } from "./fragments.js";
 import { storedCursorSql } from "./flow-cursor.js";
 import type { Params, Tables } from "../shared/tables.js";
 import { MAX_CONCURRENCY } from "../../terms.js";
@@ -108,15 +108,13 @@ export const claimFragment = (t: Tables, p: Params, input: ClaimInput, gate?: st
     // leads with the priority: with none due it would be read whole (the planner, on statistics from when rows
     // were due, may well walk it).
     `plain_waiting AS (
-      SELECT (SELECT run_at FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NULL AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL AS waiting)`,
+      SELECT ${dueHead(t, "unkeyed")} IS NOT NULL AS waiting)`,
     ...(input.after ? resumed(p, plain, first, input.after) : [plain("plain1", first)]),
   ];
   if (keyed) ctes.push(
-    // Whether a keyed job is due, from the head of queue_keyed_due_idx (migration 017): keys holding only
-    // delayed or debounced jobs then cost an idle tick nothing. An EXISTS here is planned as a sequential
-    // scan, which walks every dead row a drain leaves at the start of the table; ORDER BY ... LIMIT 1 is not.
-    `keyed_waiting AS (
-      SELECT (SELECT run_at FROM ${t.queue} WHERE status = 'queued' AND flow_key IS NOT NULL AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL AS waiting)`,
+    // Whether a keyed job is due, from the head of queue_keyed_due_idx: keys holding only delayed or
+    // debounced jobs then cost an idle tick nothing.
+    `keyed_waiting AS (SELECT ${dueHead(t, "keyed")} IS NOT NULL AS waiting)`,
     // The limits go as text, parsed only when the admission runs (a subquery: a custom plan would fold the cast
     // of a constant): as a jsonb parameter they were parsed at every bind, 5 ms of an idle tick's statement at
     // 1,000 limited jobs.

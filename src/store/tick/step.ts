@@ -2,7 +2,7 @@ import type { Db, QueryOptions } from "../../db.js";
 import { claimFragment, type ClaimedRow, type ClaimInput, type DispatchPosition } from "./claim.js";
 import { completeFragment, type Completion } from "./complete.js";
 import { deadLetterFragment, deadLetterSink, type DeadLetter } from "./dead-letter.js";
-import { type Fragment, runsOf } from "./fragments.js";
+import { dueHead, type Fragment, runsOf } from "./fragments.js";
 import { saveCursorCte } from "./flow-cursor.js";
 import { historySink } from "./history.js";
 import { type Housekeeping, housekeepingColumn, housekeepingCtes } from "./housekeeping.js";
@@ -186,11 +186,8 @@ export const buildStep = (t: Tables, input: StepInput): { text: string; values: 
   const present = new Set([...outcomes.map((o) => o.cte), ...(claiming ? ["claimed"] : []), ...(input.unclaim ? ["unclaimed"] : [])]);
   const settling = (input.complete?.length ?? 0) + (input.retry?.length ?? 0) + (input.deadLetter?.length ?? 0) + (input.requeue?.length ?? 0);
   const counts = countsSql(present, settling, p, outcomes);
-  // From the head of a due index (queue_due_idx, or queue_plain_due_idx for unkeyed jobs): an EXISTS may be planned as
-  // a sequential scan, over every dead row a drain leaves.
   const handOn = (input.slot?.mode === "release" && input.slot.handoff?.for) || "all";
-  const due = `${present.has("requeued") && handOn === "all" ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}(SELECT run_at FROM ${t.queue}
-    WHERE status = 'queued'${handOn === "unkeyed" ? " AND flow_key IS NULL" : ""} AND run_at <= now() ORDER BY run_at LIMIT 1) IS NOT NULL`;
+  const due = `${present.has("requeued") && handOn === "all" ? "EXISTS (SELECT 1 FROM requeued) OR " : ""}${dueHead(t, handOn === "unkeyed" ? "unkeyed" : "any")} IS NOT NULL`;
   const slotRows = input.slot ? slotRowCte(t, p, input.slot, counts, due, flowed ? "coalesce((SELECT sum(held) FROM flowed), 0)::int" : "0") : [];
   const slotRow = slotRows.length > 0;
   ctes.push(...slotRows);

@@ -17,9 +17,9 @@ export const EXIT = {
   notFound: 4,
   /** A live job holds the id or idempotency key a replay needs. */
   conflict: 5,
-  /** Configuration: DATABASE_URL unset, jobs module missing or broken, tables not migrated. */
+  /** Configuration: DATABASE_URL unset or refused (no such database, role or password, a failed TLS handshake), jobs module missing or broken, tables not migrated. */
   config: 6,
-  /** The database could not be reached, refused the login, or did not answer in time. */
+  /** The database could not be reached, or did not answer in time: worth trying again. */
   unreachable: 7,
   /** Ctrl-C (128 + SIGINT), as shells report it. */
   interrupted: 130,

@@ -1,4 +1,5 @@
 // A tick's outcomes: runs, retries with jittered backoff, dead letters, timeouts, the budget and its lease; its log lines.
+import { tickLimits } from "../src/tick/limits.js";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createJobs, defineJob, jsonLogger, PermanentJobError } from "../src/index.js";
@@ -391,10 +392,12 @@ describe("tick", () => {
     // A NaN is named as such (it read "got null").
     await expect(jobs.tick({ budgetMs: 2_000, graceMs: Number.NaN })).rejects.toThrow(/got NaN$/);
     // Bounded as the concurrency setting is (a claim's LIMIT is a PostgreSQL integer): 3e9 was taken.
-    for (const [field, value] of [["concurrency", 3_000_000_000], ["concurrency", 10_001], ["batchSize", 20_000]] as const) {
+    for (const [field, value] of [["concurrency", 3_000_000_000], ["concurrency", 10_001]] as const) {
       await expect(jobs.tick({ budgetMs: 2_000, [field]: value }), `${field} ${value}`).rejects.toMatchObject({ code: "invalid_options", message: `tick option ${field} must be an integer from 1 to 10000, got ${value}`, details: { field } });
     }
     expect(ran).toEqual([]);
+    // A batch size is clamped to the concurrency, as the setting's is: any positive integer is taken.
+    expect(tickLimits(jobs.settings, { batchSize: 20_000, concurrency: 10 }).batchSize).toBe(10);
   });
 
   it("writes structured JSON log lines", async () => {

@@ -33,10 +33,11 @@ const bad = (field: string, want: string, got: unknown): never => {
   throw new JobsError("invalid_options", `tick option ${field} must be ${want}, got ${shownValue(got)}`, { field });
 };
 
-/** As the settings bound them: a claim's LIMIT and the tick's counters are PostgreSQL integers. */
-const slotCount = (field: string, value: number | undefined, fallback: number): number => {
+/** A whole number of at least 1, at most `max`. */
+const positiveInt = (field: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
   if (value === undefined) return fallback;
-  return Number.isInteger(value) && value >= 1 && value <= MAX_CONCURRENCY ? value : bad(field, `an integer from 1 to ${MAX_CONCURRENCY}`, value);
+  if (Number.isInteger(value) && value >= 1 && value <= max) return value;
+  return bad(field, max < Number.MAX_SAFE_INTEGER ? `an integer from 1 to ${max}` : "a positive integer", value);
 };
 
 const millis = (field: string, value: number | undefined, fallback: number, min = 0): number => {
@@ -51,7 +52,7 @@ const millis = (field: string, value: number | undefined, fallback: number, min 
  */
 export const tickLimits = (settings: JobsSettings, options: TickOptions, statementsAtOnce?: number, maxResultBytes?: number): TickLimits => {
   const budgetMs = Math.min(millis("budgetMs", options.budgetMs, settings.tickBudgetMs, 1), MAX_TIMER_MS);
-  const concurrency = slotCount("concurrency", options.concurrency, settings.concurrency);
+  const concurrency = positiveInt("concurrency", options.concurrency, settings.concurrency, MAX_CONCURRENCY);
   // All the free slots per claim by default. A statement costs the server the better part of a
   // millisecond beside its rows, and claims of half the slots (two statements in flight while short
   // jobs drain) paid that twice as often: in alternating drains here at concurrency 32 they were no
@@ -60,7 +61,7 @@ export const tickLimits = (settings: JobsSettings, options: TickOptions, stateme
   // where it would only wait.
   // Over Neon's HTTP endpoint, a claim's result must come back under its limit too (2 at the default 1 MiB payloads).
   const byBytes = Math.max(1, Math.floor(Math.min(MAX_CLAIM_BYTES, maxResultBytes ?? Infinity) / (2 * settings.maxPayloadBytes)));
-  const batchSize = Math.min(slotCount("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency, byBytes);
+  const batchSize = Math.min(positiveInt("batchSize", options.batchSize, settings.batchSize ?? concurrency), concurrency, byBytes);
   const claimCutoffMs = Math.min(millis("claimCutoffMs", options.claimCutoffMs, settings.claimCutoffMs), budgetMs / 2);
   const graceMs = Math.min(millis("graceMs", options.graceMs, settings.graceMs), MAX_TIMER_MS);
   // A few milliseconds leave the final statement no time to requeue what runs; 0 gives each statement a second's floor.

@@ -19,7 +19,6 @@ export interface Fragment {
   readonly outcomes?: Array<{ cte: string; outcome: Outcome; ran?: string }>;
 }
 
-/** An outcome CTE's rows that were runs (see `Fragment.outcomes`), as a FROM item. */
 /**
  * The due time of the job due first, from the head of a due index: queue_due_idx for any job,
  * queue_plain_due_idx (migration 019) for unkeyed ones, queue_keyed_due_idx (017) for keyed ones.
@@ -29,6 +28,7 @@ export interface Fragment {
 export const dueHead = (t: Tables, jobs: "any" | "unkeyed" | "keyed" = "any"): string =>
   `(SELECT run_at FROM ${t.queue} WHERE status = 'queued'${jobs === "unkeyed" ? " AND flow_key IS NULL" : jobs === "keyed" ? " AND flow_key IS NOT NULL" : ""} AND run_at <= now() ORDER BY run_at LIMIT 1)`;
 
+/** An outcome CTE's rows that were runs (see `Fragment.outcomes`), as a FROM item. */
 export const runsOf = (o: { cte: string; ran?: string }): string => (o.ran ? `${o.cte} WHERE ${o.ran}` : o.cte);
 
 export type Outcome = "succeeded" | "retried" | "dead_lettered" | "requeued" | "reclaimed";

@@ -5,6 +5,8 @@ import { startDevServer } from "../src/dev/server.js";
 
 const out = (line: string) => void process.stdout.write(`${line}\n`);
 let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
+/** Stops PostgreSQL at once: given by the server as soon as it may start it. */
+let halt: (() => Promise<void>) | undefined;
 /** 1 once stopping, 2 once stopping at once. */
 let stage = 0;
 let lastSignalAt = 0;
@@ -16,9 +18,9 @@ const shutdown = async (signal: string) => {
   // A second Ctrl-C stops at once. PostgreSQL, in a session of its own, is stopped first (it ran on,
   // with the server's file left behind); a third does not wait for it.
   if (++stage > 1) {
-    if (stage > 2 || !server) process.exit(1);
+    if (stage > 2 || !halt) process.exit(1);
     out(`${signal} again: stopping at once (the jobs running stay claimed until their leases end)`);
-    void Promise.race([server.halt(), new Promise((r) => setTimeout(r, 10_000))]).finally(() => process.exit(1));
+    void Promise.race([halt(), new Promise((r) => setTimeout(r, 10_000))]).finally(() => process.exit(1));
     return;
   }
   out(`\n${signal}: stopping (a running tick requeues its jobs first)`);
@@ -38,7 +40,7 @@ process.on("SIGHUP", () => {
 });
 
 try {
-  server = await startDevServer({ env: process.env, cwd: process.cwd(), out });
+  server = await startDevServer({ env: process.env, cwd: process.cwd(), out, onHalt: (h) => (halt = h) });
   if (stage > 0) {
     await server.stop();
     out("stopped");

@@ -3,7 +3,7 @@
 // other added); a second Ctrl-C while a stop waits (its tick's requeue on a lock) stops at once, PostgreSQL
 // included (before, the process exited and left its database running, in a session of its own out of the
 // terminal's reach, with the server's file behind it).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execSync, spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -109,3 +109,46 @@ it("stops PostgreSQL and exits 1 on a second Ctrl-C while a stop waits", async (
     await locker.end().catch(() => {});
   }
 }, 60_000);
+
+it("stops PostgreSQL and exits 1 on a second Ctrl-C while it still starts (its module's setup runs long)", async () => {
+  const slow = mkdtempSync(join(tmpdir(), "pgtick-dev-slow-"));
+  const slowModule = join(slow, "jobs.ts");
+  writeFileSync(slowModule, `export { jobs } from ${JSON.stringify(join(root, "functions/jobs.ts"))};\nexport const setup = () => new Promise((r) => setTimeout(r, 20_000));\n`);
+  const starting = spawn(process.execPath, [...FROM_SOURCE, "scripts/dev.ts"], {
+    cwd: root,
+    env: isolatedEnv({ DEV_DIR: slow, PORT: "0", NO_COLOR: "1", JOBS_MODULE: slowModule, DEV_SEED: "off" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let said = "";
+  starting.stdout!.on("data", (d: Buffer) => (said += d.toString()));
+  starting.stderr!.on("data", (d: Buffer) => (said += d.toString()));
+  const ended = new Promise<number | null>((done) => starting.once("exit", (code) => done(code)));
+  // The postgres processes of this folder's cluster (their command line names its data directory).
+  const postgresOfFolder = () => execSync("ps -eo args=").toString().split("\n").filter((l) => /postgres/.test(l) && l.includes(slow));
+  try {
+    // Migrated: the setup is what runs now.
+    await until(() => said.includes("migrations applied") || starting.exitCode !== null, 60_000, "the migrations");
+    expect(postgresOfFolder().length, said).toBeGreaterThan(0);
+    starting.kill("SIGINT");
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(starting.exitCode, said).toBeNull();
+    starting.kill("SIGINT");
+    expect(await ended, said).toBe(1);
+    expect(said).toContain("stopping at once");
+    await until(() => postgresOfFolder().length === 0, 5_000, "its PostgreSQL to stop");
+  } finally {
+    if (starting.exitCode === null) starting.kill("SIGKILL");
+    // A PostgreSQL left running by a failure of this test is stopped, not left to the machine.
+    for (const line of execSync("ps -eo pid=,args=").toString().split("\n")) {
+      if (/postgres/.test(line) && line.includes(slow) && !/^\s*\d+\s+ps\b/.test(line)) {
+        try {
+          process.kill(Number(line.trim().split(/\s+/)[0]), "SIGINT");
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    }
+    removeDataDir(join(slow, "pg"), postgresUser());
+    rmSync(slow, { recursive: true, force: true });
+  }
+}, 90_000);

@@ -26,7 +26,7 @@ export interface DevServerInfo {
   readonly url: string;
   readonly databaseUrl: string;
   readonly jobsModule: string;
-  /** Its tick endpoint's secret: the CLI starts a tick there after it queued a job due now. */
+  /** Its tick endpoint's secret, unless its kicks are off: the CLI starts a tick there after it queued a job due now. */
   readonly cronSecret?: string;
 }
 

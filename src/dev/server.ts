@@ -47,6 +47,12 @@ export interface DevIo {
   readonly env: Env;
   readonly cwd: string;
   readonly out: (line: string) => void;
+  /**
+   * Given, as soon as the server may start PostgreSQL, what stops it at once: PostgreSQL (what runs is cut
+   * short, its jobs claimed until their leases end) and the server's file. For a second Ctrl-C, while the
+   * server starts or stops.
+   */
+  readonly onHalt?: (halt: () => Promise<void>) => void;
 }
 
 export interface DevServer {
@@ -57,8 +63,6 @@ export interface DevServer {
    * False when a tick failed while stopping: its jobs may stay claimed until their leases end.
    */
   stop(): Promise<boolean>;
-  /** Stops PostgreSQL at once (what runs is cut short, its jobs claimed until their leases end), for a second Ctrl-C while stopping. */
-  halt(): Promise<void>;
 }
 
 const config = (name: string, message: string) => new JobsError("invalid_config", `${name} ${message}`, { setting: name });
@@ -140,8 +144,12 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
   const cleanup = async () => {
     for (const fn of cleanups.splice(0).reverse()) await fn().catch((e: unknown) => out(`dev: while stopping: ${oneLine(e)}`));
   };
+  let database: DevPostgres | undefined;
+  io.onHalt?.(async () => {
+    rmSync(paths.server, { force: true });
+    await database?.stop();
+  });
   try {
-    let database: DevPostgres | undefined;
     if (!givenDatabase) {
       database = await startDevPostgres({ dir: paths.pg, port: pgPort, log: join(paths.dir, "postgres.log") });
       cleanups.push(() => database!.stop());
@@ -225,7 +233,8 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
     });
     cleanups.push(async () => unwatchFile(mod.path));
 
-    const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path, cronSecret: secrets.CRON_SECRET.trim() };
+    // The CLI kicks with the secret, as the API's enqueue does: not at all with JOBS_KICK=off.
+    const info: DevServerInfo = { pid: process.pid, url, databaseUrl, jobsModule: mod.path, ...(kickEnabled(env) ? { cronSecret: secrets.CRON_SECRET.trim() } : {}) };
     // Holds the database URL (a DATABASE_URL's password included): readable by this user only, like the secrets.
     writeFileSync(paths.server, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
     cleanups.unshift(async () => rmSync(paths.server, { force: true }));
@@ -263,10 +272,6 @@ export const startDevServer = async (io: DevIo): Promise<DevServer> => {
       url,
       databaseUrl,
       stop: () => (stopping ??= cleanup().then(() => clean)),
-      halt: async () => {
-        rmSync(paths.server, { force: true });
-        await database?.stop();
-      },
     };
   } catch (e) {
     await cleanup();

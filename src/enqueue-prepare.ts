@@ -19,7 +19,7 @@ export const ENQUEUE_OPTIONS = ["runAt", "delayMs", "idempotencyKey", "maxAttemp
 const listed: Exclude<keyof EnqueueOptions, (typeof ENQUEUE_OPTIONS)[number]> extends never ? true : never = true;
 void listed;
 const ITEM_FIELDS: ReadonlySet<string> = new Set(["job", "payload", ...ENQUEUE_OPTIONS]);
-const DEBOUNCE_FIELDS: ReadonlySet<string> = new Set(["key", "delayMs"]);
+const DEBOUNCE_FIELDS: ReadonlySet<string> = new Set(["key", "delayMs", "maxWaitMs"]);
 
 /** A misspelt option (`runat`, `delay`) must not silently enqueue a job due now: refused, as over HTTP. */
 const checkFields = (value: object, known: ReadonlySet<string>, where: Record<string, unknown>, within = "") => {
@@ -29,6 +29,9 @@ const checkFields = (value: object, known: ReadonlySet<string>, where: Record<st
     }
   }
 };
+
+/** A number of milliseconds from `min` to 1e13 (about 317 years). */
+const isMillis = (v: unknown, min = 0): v is number => typeof v === "number" && Number.isFinite(v) && v >= min && v <= 1e13;
 
 const badOption = (message: string, where: Record<string, unknown>, field: string): never => {
   throw new JobsError("invalid_options", message, { ...where, field });
@@ -58,23 +61,28 @@ export const prepareJob = (
   }
   let delayMs: number | null = null;
   if (item.delayMs !== undefined && item.delayMs !== null) {
-    if (typeof item.delayMs !== "number" || !Number.isFinite(item.delayMs) || item.delayMs < 0 || item.delayMs > 1e13) {
+    if (!isMillis(item.delayMs)) {
       badOption("delayMs must be a number of milliseconds from 0 to 1e13 (about 317 years)", where, "delayMs");
     }
     if (runAt !== null) badOption("give runAt or delayMs, not both", where, "delayMs");
     delayMs = Math.round(item.delayMs);
   }
   let debounceKey: string | null = null;
+  let maxWaitMs: number | undefined;
   if (item.debounce !== undefined && item.debounce !== null) {
     const d = item.debounce;
-    if (typeof d !== "object" || typeof d.delayMs !== "number" || !Number.isFinite(d.delayMs) || d.delayMs < 0 || d.delayMs > 1e13) {
-      badOption("debounce must be { key, delayMs } with a delayMs from 0 to 1e13 milliseconds", where, "debounce");
+    if (typeof d !== "object" || !isMillis(d.delayMs)) {
+      badOption("debounce must be { key, delayMs, maxWaitMs? } with a delayMs from 0 to 1e13 milliseconds", where, "debounce");
     }
     if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
     if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
     // Without a key there is nothing to debounce on: it would be a plain delayed job, silently.
     debounceKey = keyText(d.key, "debounce.key", where) ?? badOption("debounce.key must be a string of 1 to 255 characters", where, "debounce.key");
     delayMs = Math.round(d.delayMs);
+    if (d.maxWaitMs !== undefined && d.maxWaitMs !== null) {
+      if (!isMillis(d.maxWaitMs, d.delayMs)) badOption(`debounce.maxWaitMs must be a number of milliseconds from delayMs (${delayMs}) to 1e13`, where, "debounce.maxWaitMs");
+      maxWaitMs = Math.round(d.maxWaitMs);
+    }
   }
   const priority = item.priority ?? job.priority ?? 0;
   if (!Number.isInteger(priority) || Math.abs(priority) > INT32) badOption(`priority must be an integer from -${INT32} to ${INT32}`, where, "priority");
@@ -93,6 +101,7 @@ export const prepareJob = (
     idempotency_key: keyText(item.idempotencyKey, "idempotencyKey", where),
     correlation_id: keyText(item.correlationId, "correlationId", where),
     debounce_key: debounceKey,
+    ...(maxWaitMs !== undefined ? { max_wait_ms: maxWaitMs } : {}),
     ...flowKeysFor(job, parsed, where),
     ...(traceparent ? { traceparent } : {}),
   };

@@ -99,3 +99,68 @@ describe("debounce and a run that goes back to the queue", () => {
     expect((await queued(jobs)).map((r) => [r.v, r.debounce_key])).toEqual([[2, "k"]]);
   });
 });
+
+describe("debounce with maxWaitMs", () => {
+  const waitOf = async (jobs: Jobs, id: string) =>
+    (await h.rows<{ wait: number }>(`SELECT (extract(epoch FROM run_at - created_at) * 1000)::float8 AS wait FROM ${jobs.tables.queue} WHERE id = $1`, [id]))[0]!.wait;
+
+  it("is due at most maxWaitMs after the enqueue that queued it, however often its key comes again; an enqueue without it moves the job as before", async () => {
+    const deb = defineJob({ name: "deb", schema, handler: () => {} });
+    const jobs = await h.isolated([deb]);
+    const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 60_000, maxWaitMs: 60_000 } });
+    // Due 60 s from the statement's start; created at its transaction's (the two may differ by a millisecond).
+    expect(await waitOf(jobs, first.id)).toBeGreaterThanOrEqual(60_000);
+    expect(await waitOf(jobs, first.id)).toBeLessThan(60_020);
+    for (let v = 2; v <= 3; v++) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      const again = await jobs.enqueue("deb", { v }, { debounce: { key: "k", delayMs: 60_000, maxWaitMs: 60_000 } });
+      expect(again).toMatchObject({ id: first.id, debounced: true });
+      // Without the cap it would be 60 s from this enqueue: 30 ms and more past the first's.
+      expect(await waitOf(jobs, first.id)).toBeCloseTo(60_000, 2);
+    }
+    // A shorter cap on a later enqueue counts from the first too.
+    await jobs.enqueue("deb", { v: 4 }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 } });
+    expect(await waitOf(jobs, first.id)).toBeCloseTo(1_000, 2);
+    await jobs.enqueue("deb", { v: 5 }, { debounce: { key: "k", delayMs: 60_000 } });
+    expect(await waitOf(jobs, first.id)).toBeGreaterThan(60_030);
+    expect((await queued(jobs)).map((r) => r.v)).toEqual([5]);
+  });
+
+  it("runs a key enqueued again more often than delayMs (it would wait forever without the cap), with the last payload", async () => {
+    const seen: number[] = [];
+    const deb = defineJob({ name: "deb", schema, handler: ({ v }) => void seen.push(v) });
+    const jobs = await h.isolated([deb]);
+    // Ticks one after another, as a cron and kicks would start them.
+    let enqueuing = true;
+    const ticking = (async () => {
+      while (enqueuing) {
+        await jobs.tick({ budgetMs: 2_000 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    let v = 0;
+    // Every 100 ms, each moving the job 1 s on: only the cap lets it be due.
+    for (const until = Date.now() + 4_000; Date.now() < until && seen.length < 2; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      await jobs.enqueue("deb", { v: ++v }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 } });
+    }
+    const ranWhileEnqueued = [...seen];
+    enqueuing = false;
+    await ticking;
+    expect(ranWhileEnqueued.length).toBeGreaterThanOrEqual(1);
+    // Each run took the payload of an enqueue that came after the one that queued the job.
+    expect(ranWhileEnqueued[0]).toBeGreaterThan(1);
+  });
+
+  it("refuses a maxWaitMs below delayMs or not a number, and stores nothing; null is no cap", async () => {
+    const deb = defineJob({ name: "deb", schema, handler: () => {} });
+    const jobs = await h.isolated([deb]);
+    for (const maxWaitMs of [999, Number.NaN, "2000", 1e14, -1]) {
+      const e = await jobs.enqueueUnchecked([{ job: "deb", payload: { v: 1 }, debounce: { key: "k", delayMs: 1_000, maxWaitMs } as never }]).catch((x: unknown) => x);
+      expect(e).toMatchObject({ code: "invalid_options", details: { field: "debounce.maxWaitMs" } });
+      expect((e as Error).message).toContain("delayMs (1000)");
+    }
+    expect(await queued(jobs)).toEqual([]);
+    const ok = await jobs.enqueueUnchecked([{ job: "deb", payload: { v: 1 }, debounce: { key: "k", delayMs: 1_000, maxWaitMs: null } as never }]);
+    expect(ok).toHaveLength(1);
+  });
+});

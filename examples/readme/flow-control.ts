@@ -18,8 +18,9 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
 const jobs = createJobs({ db: pool, jobs: [sync] });
 await jobs.migrate();
 for (let i = 0; i < 5; i++) await jobs.enqueue("sync-tenant", { tenant: "acme" });
-// Debounce: while a job with this name and key is queued, enqueueing again replaces its payload and due time.
-const first = await jobs.enqueue("sync-tenant", { tenant: "globex" }, { debounce: { key: "globex", delayMs: 5_000 } });
+// Debounce: while a job with this name and key is queued, enqueueing again replaces its payload and due time
+// (here never more than a minute after the first).
+const first = await jobs.enqueue("sync-tenant", { tenant: "globex" }, { debounce: { key: "globex", delayMs: 5_000, maxWaitMs: 60_000 } });
 const again = await jobs.enqueue("sync-tenant", { tenant: "globex", full: true }, { debounce: { key: "globex", delayMs: 5_000 } });
 console.log(again.id === first.id, again.debounced);           // true true
 

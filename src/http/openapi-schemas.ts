@@ -187,7 +187,11 @@ export const enqueueOptions: Schema = {
       type: "object",
       additionalProperties: false,
       required: ["key", "delayMs"],
-      properties: { key: { type: "string", minLength: 1, maxLength: 255 }, delayMs: { type: "number", minimum: 0, maximum: 1e13 } },
+      properties: {
+        key: { type: "string", minLength: 1, maxLength: 255 },
+        delayMs: { type: "number", minimum: 0, maximum: 1e13 },
+        maxWaitMs: orNull({ type: "number", maximum: 1e13, description: "at least delayMs: due at most this long after it was queued" }),
+      },
       description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now); not with runAt, delayMs or idempotencyKey",
     }),
   },

@@ -16,6 +16,8 @@ export interface NewJobRow extends FlowKeys {
   readonly idempotency_key: string | null;
   readonly correlation_id: string | null;
   readonly debounce_key: string | null;
+  /** With a debounce key: the job is due at the latest this long after its row was created (the key's first enqueue). */
+  readonly max_wait_ms?: number;
   /** The W3C trace context of the request that enqueued it, so its runs link back. */
   readonly traceparent?: string | null;
 }
@@ -71,7 +73,9 @@ const batchText = (rows: readonly NewJobRow[]): string => {
  * running job of the same name inserts nothing and never locks that job's row
  * (an enqueue inside a long caller transaction must not stall a tick's settle).
  * Debounced jobs replace the payload and due time of a queued job of the same
- * name and debounce key (a running one no longer counts: a new job is queued).
+ * name and debounce key (a running one no longer counts: a new job is queued),
+ * the due time no later than `max_wait_ms` after the queued job was created (a
+ * subquery: ON CONFLICT sees only the table's columns of the row proposed).
  * Returned: for each keyed or debounced input, the id now holding its key. A key
  * missing from the result matched a row committed after this statement's
  * snapshot; `findKeyed` looks again.
@@ -86,7 +90,7 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
     FROM input x WHERE ${where}`;
   // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
   // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).
-  const ctes = [`input AS MATERIALIZED (SELECT * FROM json_to_recordset(${p.add(input)}::json) AS x(${QUEUE_RECORD}, delay_ms bigint))`];
+  const ctes = [`input AS MATERIALIZED (SELECT * FROM json_to_recordset(${p.add(input)}::json) AS x(${QUEUE_RECORD}, delay_ms bigint, max_wait_ms bigint))`];
   if (has("plain")) ctes.push(`plain AS (${queueInsert(t, from("x.idempotency_key IS NULL AND x.debounce_key IS NULL"))})`);
   if (has("keyed")) {
     ctes.push(`keyed AS (${queueInsert(t, from("x.idempotency_key IS NOT NULL AND x.debounce_key IS NULL"),
@@ -95,7 +99,9 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   if (has("debounced")) {
     ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL"),
       `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
-         payload = excluded.payload, run_at = excluded.run_at, priority = excluded.priority, max_attempts = excluded.max_attempts,
+         payload = excluded.payload,
+         run_at = least(excluded.run_at, q.created_at + (SELECT x.max_wait_ms FROM input x WHERE x.id = excluded.id) * interval '1 millisecond'),
+         priority = excluded.priority, max_attempts = excluded.max_attempts,
          correlation_id = excluded.correlation_id, flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key,
          rate_keys = excluded.rate_keys, traceparent = excluded.traceparent, updated_at = now()
        RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`)})`);

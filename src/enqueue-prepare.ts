@@ -30,8 +30,8 @@ const checkFields = (value: object, known: ReadonlySet<string>, where: Record<st
   }
 };
 
-/** A number of milliseconds from `min` to 1e13 (about 317 years). */
-const isMillis = (v: unknown, min = 0): v is number => typeof v === "number" && Number.isFinite(v) && v >= min && v <= 1e13;
+/** A number of milliseconds from 0 to 1e13 (about 317 years). */
+const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1e13;
 
 const badOption = (message: string, where: Record<string, unknown>, field: string): never => {
   throw new JobsError("invalid_options", message, { ...where, field });
@@ -72,7 +72,7 @@ export const prepareJob = (
   if (item.debounce !== undefined && item.debounce !== null) {
     const d = item.debounce;
     if (typeof d !== "object" || !isMillis(d.delayMs)) {
-      badOption("debounce must be { key, delayMs, maxWaitMs? } with a delayMs from 0 to 1e13 milliseconds", where, "debounce");
+      badOption("debounce must be { key, delayMs, maxWaitMs? } with a delayMs from 0 to 1e13 milliseconds", where, typeof d === "object" ? "debounce.delayMs" : "debounce");
     }
     if (runAt !== null || delayMs !== null) badOption("debounce sets when the job is due: give it without runAt or delayMs", where, "debounce");
     if (item.idempotencyKey !== undefined && item.idempotencyKey !== null) badOption("give debounce or idempotencyKey, not both", where, "debounce");
@@ -80,7 +80,10 @@ export const prepareJob = (
     debounceKey = keyText(d.key, "debounce.key", where) ?? badOption("debounce.key must be a string of 1 to 255 characters", where, "debounce.key");
     delayMs = Math.round(d.delayMs);
     if (d.maxWaitMs !== undefined && d.maxWaitMs !== null) {
-      if (!isMillis(d.maxWaitMs, d.delayMs)) badOption(`debounce.maxWaitMs must be a number of milliseconds from delayMs (${delayMs}) to 1e13`, where, "debounce.maxWaitMs");
+      // Compared as stored (rounded to the millisecond), as the message shows delayMs.
+      if (!isMillis(d.maxWaitMs) || Math.round(d.maxWaitMs) < delayMs) {
+        badOption(`debounce.maxWaitMs must be a number of milliseconds from delayMs (${delayMs}) to 1e13`, where, "debounce.maxWaitMs");
+      }
       maxWaitMs = Math.round(d.maxWaitMs);
     }
   }

@@ -21,8 +21,9 @@ export interface EnqueueOptions {
   /**
    * While a job with this name and debounce key is queued, enqueueing again replaces its payload
    * and makes it due `delayMs` from now (the same id, `debounced: true`); once it runs, the next
-   * enqueue queues a new one. With `maxWaitMs` (at least `delayMs`), it is never due later than that
-   * long after the first enqueue that queued it. Not with `runAt`, `delayMs` or `idempotencyKey`.
+   * enqueue queues a new one. With `maxWaitMs` (at least `delayMs`), it is due no later than that long
+   * after this enqueue, whatever later ones say (they may bring it closer with their own). Not with
+   * `runAt`, `delayMs` or `idempotencyKey`.
    */
   readonly debounce?: { readonly key: string; readonly delayMs: number; readonly maxWaitMs?: number | undefined };
 }

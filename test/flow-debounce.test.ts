@@ -101,29 +101,59 @@ describe("debounce and a run that goes back to the queue", () => {
 });
 
 describe("debounce with maxWaitMs", () => {
+  /** How long after its first enqueue the job is due, and its cap, in ms after created_at. */
   const waitOf = async (jobs: Jobs, id: string) =>
     (await h.rows<{ wait: number }>(`SELECT (extract(epoch FROM run_at - created_at) * 1000)::float8 AS wait FROM ${jobs.tables.queue} WHERE id = $1`, [id]))[0]!.wait;
+  const capOf = async (jobs: Jobs, id: string) =>
+    (await h.rows<{ cap: number | null }>(`SELECT (extract(epoch FROM debounce_until - created_at) * 1000)::float8 AS cap FROM ${jobs.tables.queue} WHERE id = $1`, [id]))[0]!.cap;
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  it("is due at most maxWaitMs after the enqueue that queued it, however often its key comes again; an enqueue without it moves the job as before", async () => {
+  it("keeps the job due no later than maxWaitMs after the enqueue that gave it, whatever later enqueues say; a later cap only brings it closer", async () => {
     const deb = defineJob({ name: "deb", schema, handler: () => {} });
     const jobs = await h.isolated([deb]);
     const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 60_000, maxWaitMs: 60_000 } });
-    // Due 60 s from the statement's start; created at its transaction's (the two may differ by a millisecond).
-    expect(await waitOf(jobs, first.id)).toBeGreaterThanOrEqual(60_000);
-    expect(await waitOf(jobs, first.id)).toBeLessThan(60_020);
-    for (let v = 2; v <= 3; v++) {
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      const again = await jobs.enqueue("deb", { v }, { debounce: { key: "k", delayMs: 60_000, maxWaitMs: 60_000 } });
+    const cap = (await capOf(jobs, first.id))!;
+    // Due 60 s from the statement, and capped there (created_at is its transaction's start, within a few ms).
+    expect(await waitOf(jobs, first.id)).toBeCloseTo(cap, 2);
+    expect(cap).toBeGreaterThanOrEqual(60_000);
+    expect(cap).toBeLessThan(60_050);
+    // Later enqueues, with the same cap, a longer one, or none: the job stays due at the first's cap
+    // (without it, 60 s from each of them: 30 ms and more later each time).
+    for (const [v, maxWaitMs] of [[2, 60_000], [3, 600_000], [4, undefined]] as const) {
+      await pause(30);
+      const again = await jobs.enqueue("deb", { v }, { debounce: { key: "k", delayMs: 60_000, maxWaitMs } });
       expect(again).toMatchObject({ id: first.id, debounced: true });
-      // Without the cap it would be 60 s from this enqueue: 30 ms and more past the first's.
-      expect(await waitOf(jobs, first.id)).toBeCloseTo(60_000, 2);
+      expect(await waitOf(jobs, first.id)).toBeCloseTo(cap, 2);
+      expect(await capOf(jobs, first.id)).toBeCloseTo(cap, 2);
     }
-    // A shorter cap on a later enqueue counts from the first too.
-    await jobs.enqueue("deb", { v: 4 }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 } });
-    expect(await waitOf(jobs, first.id)).toBeCloseTo(1_000, 2);
-    await jobs.enqueue("deb", { v: 5 }, { debounce: { key: "k", delayMs: 60_000 } });
-    expect(await waitOf(jobs, first.id)).toBeGreaterThan(60_030);
+    // A shorter one brings the cap closer: 1 s from that enqueue.
+    await jobs.enqueue("deb", { v: 5 }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 } });
+    const closer = (await capOf(jobs, first.id))!;
+    expect(closer).toBeGreaterThan(1_090);
+    expect(closer).toBeLessThan(cap - 50_000);
+    expect(await waitOf(jobs, first.id)).toBeCloseTo(closer, 2);
     expect((await queued(jobs)).map((r) => r.v)).toEqual([5]);
+  });
+
+  it("counts the cap from the enqueue, not from the start of the caller's transaction", async () => {
+    const deb = defineJob({ name: "deb", schema, handler: () => {} });
+    const jobs = await h.isolated([deb]);
+    const client = await h.main.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT 1");
+      await pause(300);
+      const first = await jobs.enqueue("deb", { v: 1 }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 }, db: client });
+      const [row] = (await client.query<{ wait: number; cap: number }>(
+        `SELECT (extract(epoch FROM run_at - statement_timestamp()) * 1000)::float8 AS wait, (extract(epoch FROM debounce_until - statement_timestamp()) * 1000)::float8 AS cap
+         FROM ${jobs.tables.queue} WHERE id = $1`, [first.id])).rows;
+      // Both about 1 s from now; counted from the transaction's start, they would be 300 ms less.
+      expect(row!.cap).toBeGreaterThan(900);
+      expect(row!.wait).toBeCloseTo(row!.cap, 2);
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
   });
 
   it("runs a key enqueued again more often than delayMs (it would wait forever without the cap), with the last payload", async () => {
@@ -135,13 +165,14 @@ describe("debounce with maxWaitMs", () => {
     const ticking = (async () => {
       while (enqueuing) {
         await jobs.tick({ budgetMs: 2_000 });
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await pause(50);
       }
     })();
     let v = 0;
-    // Every 100 ms, each moving the job 1 s on: only the cap lets it be due.
-    for (const until = Date.now() + 4_000; Date.now() < until && seen.length < 2; await new Promise((resolve) => setTimeout(resolve, 100))) {
-      await jobs.enqueue("deb", { v: ++v }, { debounce: { key: "k", delayMs: 1_000, maxWaitMs: 1_000 } });
+    // Every 100 ms, each moving the job 1 s on: only the cap lets it be due. The first enqueue of each series gives the cap.
+    for (const until = Date.now() + 4_000; Date.now() < until && seen.length < 2; await pause(100)) {
+      v++;
+      await jobs.enqueue("deb", { v }, { debounce: { key: "k", delayMs: 1_000, ...(v === 1 || seen.length > 0 ? { maxWaitMs: 1_000 } : {}) } });
     }
     const ranWhileEnqueued = [...seen];
     enqueuing = false;
@@ -154,13 +185,18 @@ describe("debounce with maxWaitMs", () => {
   it("refuses a maxWaitMs below delayMs or not a number, and stores nothing; null is no cap", async () => {
     const deb = defineJob({ name: "deb", schema, handler: () => {} });
     const jobs = await h.isolated([deb]);
-    for (const maxWaitMs of [999, Number.NaN, "2000", 1e14, -1]) {
+    for (const maxWaitMs of [999, 999.4, Number.NaN, Number.POSITIVE_INFINITY, "2000", 1e14, -1]) {
       const e = await jobs.enqueueUnchecked([{ job: "deb", payload: { v: 1 }, debounce: { key: "k", delayMs: 1_000, maxWaitMs } as never }]).catch((x: unknown) => x);
       expect(e).toMatchObject({ code: "invalid_options", details: { field: "debounce.maxWaitMs" } });
       expect((e as Error).message).toContain("delayMs (1000)");
     }
     expect(await queued(jobs)).toEqual([]);
-    const ok = await jobs.enqueueUnchecked([{ job: "deb", payload: { v: 1 }, debounce: { key: "k", delayMs: 1_000, maxWaitMs: null } as never }]);
-    expect(ok).toHaveLength(1);
+    // Equal once stored to the millisecond: taken.
+    const ok = await jobs.enqueueUnchecked([
+      { job: "deb", payload: { v: 1 }, debounce: { key: "k", delayMs: 1_000.4, maxWaitMs: 1_000.3 } },
+      { job: "deb", payload: { v: 2 }, debounce: { key: "j", delayMs: 1_000, maxWaitMs: null } as never },
+    ]);
+    expect(ok).toHaveLength(2);
+    expect(await capOf(jobs, ok[1]!.id)).toBeNull();
   });
 });

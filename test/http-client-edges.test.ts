@@ -31,12 +31,15 @@ describe("values JSON cannot carry", () => {
       [{ delayMs: Number.NaN }, "delayMs"],
       [{ priority: Number.NaN }, "priority"],
       [{ maxAttempts: Number.POSITIVE_INFINITY }, "maxAttempts"],
-      [{ debounce: { key: "k", delayMs: Number.NaN } }, "debounce"],
+      [{ debounce: { key: "k", delayMs: Number.NaN } }, "debounce.delayMs"],
+      [{ debounce: { key: "k", delayMs: 5, maxWaitMs: Number.POSITIVE_INFINITY } }, "debounce.maxWaitMs"],
     ];
     for (const [options, field] of bad) {
       const e = await client.enqueue("maybe", { n: 1 }, options).catch((x: unknown) => x);
       expect(e, field).toBeInstanceOf(JobsApiError);
       expect(e, field).toMatchObject({ status: 422, code: "invalid_options", details: { field } });
+      // The field the library names for the same mistake.
+      await expect(jobs.enqueue("maybe", { n: 1 }, options), field).rejects.toMatchObject({ code: "invalid_options", details: { field } });
     }
     const payload = await client.enqueue("maybe", { n: Number.NaN }).catch((x: unknown) => x);
     // An invalid Date in a payload is left alone, as the library leaves it (JSON writes null).

@@ -39,7 +39,8 @@ export const unsendableItem = (
     if (hit) {
       const name = [field, ...hit.path].join(".");
       const what = hit.deep ? `nested deeper than ${MAX_PAYLOAD_DEPTH} levels` : value instanceof Date ? "an invalid Date" : "not a finite number";
-      return { code: "invalid_options", message: `${name} is ${what}`, details: { ...where, field } };
+      // The field as the library names it: a nested option's path (debounce.maxWaitMs).
+      return { code: "invalid_options", message: `${name} is ${what}`, details: { ...where, field: hit.path.length > 0 && !hit.deep ? name : field } };
     }
   }
   return unsendablePayload(item.payload, `payload for ${String(item.job)}`, where);

@@ -190,9 +190,9 @@ export const enqueueOptions: Schema = {
       properties: {
         key: { type: "string", minLength: 1, maxLength: 255 },
         delayMs: { type: "number", minimum: 0, maximum: 1e13 },
-        maxWaitMs: orNull({ type: "number", maximum: 1e13, description: "at least delayMs: due at most this long after it was queued" }),
+        maxWaitMs: orNull({ type: "number", minimum: 0, maximum: 1e13, description: "at least delayMs: the job is due no later than this long after the first enqueue of the key that gave one" }),
       },
-      description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now); not with runAt, delayMs or idempotencyKey",
+      description: "while a job with this name and key is queued, replace it with this enqueue (payload, options, due delayMs from now, or sooner as a maxWaitMs caps it); not with runAt, delayMs or idempotencyKey",
     }),
   },
 };

@@ -16,7 +16,7 @@ export interface NewJobRow extends FlowKeys {
   readonly idempotency_key: string | null;
   readonly correlation_id: string | null;
   readonly debounce_key: string | null;
-  /** With a debounce key: the job is due at the latest this long after its row was created (the key's first enqueue). */
+  /** With a debounce key: the job is due at the latest this long after this enqueue (see `debounce_until`). */
   readonly max_wait_ms?: number;
   /** The W3C trace context of the request that enqueued it, so its runs link back. */
   readonly traceparent?: string | null;
@@ -74,8 +74,8 @@ const batchText = (rows: readonly NewJobRow[]): string => {
  * (an enqueue inside a long caller transaction must not stall a tick's settle).
  * Debounced jobs replace the payload and due time of a queued job of the same
  * name and debounce key (a running one no longer counts: a new job is queued),
- * the due time no later than `max_wait_ms` after the queued job was created (a
- * subquery: ON CONFLICT sees only the table's columns of the row proposed).
+ * the due time never past the earliest cap an enqueue of the series set
+ * (`debounce_until`; LEAST passes over NULLs).
  * Returned: for each keyed or debounced input, the id now holding its key. A key
  * missing from the result matched a row committed after this statement's
  * snapshot; `findKeyed` looks again.
@@ -86,7 +86,11 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const input = batchText(rows);
   const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
   const has = (k: string) => rows.some((r) => kind(r) === k);
-  const from = (where: string) => `${selectColumns("x", { run_at: "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')", traceparent: "x.traceparent" })}
+  const from = (where: string) => `${selectColumns("x", {
+    run_at: "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')",
+    debounce_until: "statement_timestamp() + x.max_wait_ms * interval '1 millisecond'",
+    traceparent: "x.traceparent",
+  })}
     FROM input x WHERE ${where}`;
   // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
   // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).
@@ -99,9 +103,8 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   if (has("debounced")) {
     ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL"),
       `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
-         payload = excluded.payload,
-         run_at = least(excluded.run_at, q.created_at + (SELECT x.max_wait_ms FROM input x WHERE x.id = excluded.id) * interval '1 millisecond'),
-         priority = excluded.priority, max_attempts = excluded.max_attempts,
+         payload = excluded.payload, run_at = least(excluded.run_at, q.debounce_until, excluded.debounce_until),
+         debounce_until = least(q.debounce_until, excluded.debounce_until), priority = excluded.priority, max_attempts = excluded.max_attempts,
          correlation_id = excluded.correlation_id, flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key,
          rate_keys = excluded.rate_keys, traceparent = excluded.traceparent, updated_at = now()
        RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`)})`);

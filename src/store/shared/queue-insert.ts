@@ -7,13 +7,13 @@ import type { Tables } from "./tables.js";
  */
 const QUEUE_COLUMNS = [
   "id", "job_name", "payload", "run_at", "priority", "max_attempts", "idempotency_key", "correlation_id",
-  "flow_key", "concurrency_key", "rate_keys", "debounce_key", "created_at", "replays", "traceparent",
+  "flow_key", "concurrency_key", "rate_keys", "debounce_key", "debounce_until", "created_at", "replays", "traceparent",
 ] as const;
 
 type Column = (typeof QUEUE_COLUMNS)[number];
 
 /** What a new job has unless its source says otherwise: a replay keeps its first created time and counts itself. */
-const DEFAULTS: Partial<Record<Column, string>> = { created_at: "now()", replays: "0", traceparent: "NULL::text" };
+const DEFAULTS: Partial<Record<Column, string>> = { created_at: "now()", replays: "0", traceparent: "NULL::text", debounce_until: "NULL::timestamptz" };
 
 /** A record type for input rows carrying the columns (`jsonb_to_recordset(...) AS x(${QUEUE_RECORD})`). */
 export const QUEUE_RECORD = `id uuid, job_name text, payload jsonb, run_at timestamptz, priority integer, max_attempts integer,

@@ -76,8 +76,11 @@ describe("migrate", () => {
     expect(again.stdout).toBe(`up to date: migrations ${all.join(", ")} already applied (tables ${prefix}*; ran the jobs module's setup)\n`);
     const other = await cli(["migrate", "--json"], { JOBS_TABLE_PREFIX: `${prefix}m_` });
     expect(json(other)).toEqual({ applied: all, versions: all, prefix: `${prefix}m_`, setup: true });
-    const bare = await cli(["migrate", "--json"], { JOBS_TABLE_PREFIX: `${prefix}b_`, JOBS_MODULE: "" });
-    expect(json(bare)).toEqual({ applied: all, versions: all, prefix: `${prefix}b_`, setup: false });
+    // None named: the folder's functions/jobs.ts, as for every command; in a folder without one, none.
+    const folder = await cli(["migrate", "--json"], { JOBS_TABLE_PREFIX: `${prefix}f_`, JOBS_MODULE: "" });
+    expect(json(folder)).toEqual({ applied: all, versions: all, prefix: `${prefix}f_`, setup: true });
+    const bare = await withoutModule(["migrate", "--json"]);
+    expect(json(bare)).toMatchObject({ versions: all, setup: false });
     const tables = await h.rows<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE $1`, [`${prefix}m\\_%`]);
     expect(tables[0]!.n).toBeGreaterThanOrEqual(5);
   });
@@ -173,6 +176,39 @@ describe("tick", () => {
     expectOneLineError(await withoutModule(["tick"]), EXIT.config, /tick needs your job definitions/);
     // With none named, the folder's functions/jobs.ts is the jobs module, as for `npm run dev`.
     expect((await cli(["tick", "--json"], { JOBS_MODULE: "" })).code).toBe(0);
+  });
+});
+
+describe("the folder's jobs module", () => {
+  it("decides the tables of every command, not only of those that run jobs (migrate, stats and runs used jobs_* while enqueue used the module's prefix)", async () => {
+    mkdirSync(join(root, "test-results"), { recursive: true });
+    const dir = mkdtempSync(join(root, "test-results", "pgtick-folder-module-"));
+    const prefix = `fold${Date.now() % 100_000}_`;
+    try {
+      mkdirSync(join(dir, "functions"));
+      writeFileSync(join(dir, "functions", "jobs.ts"), [
+        `export * from ${JSON.stringify(jobsModule)};`,
+        `export const settings = { tablePrefix: ${JSON.stringify(prefix)} };`,
+      ].join("\n"));
+      const run = async (args: string[]) => {
+        const { runCli } = await import("../src/cli/main.js");
+        let [stdout, stderr] = ["", ""];
+        const code = await runCli(args, {
+          stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), cwd: dir,
+          env: { DATABASE_URL: h.url, DEV_DIR: mkdtempSync(join(tmpdir(), "pgtick-cli-dev-")) },
+        });
+        return { code, stdout, stderr };
+      };
+      const migrated = await run(["migrate"]);
+      expect(migrated.stdout).toContain(`tables ${prefix}*`);
+      const queued = json<{ id: string }>(await run(["enqueue", "send-welcome", '{"email":"ada@example.com","name":"Ada"}', "--json"]));
+      const stats = json<{ queue: Array<{ job: string; count: number; status: string }> }>(await run(["stats", "--json"]));
+      expect(stats.queue).toContainEqual(expect.objectContaining({ job: "send-welcome", count: 1, status: "queued" }));
+      expect(await h.rows(`SELECT id FROM ${prefix}queue WHERE id = $1`, [queued.id])).toHaveLength(1);
+    } finally {
+      await h.rows(`DO $$ DECLARE r record; BEGIN FOR r IN SELECT tablename FROM pg_tables WHERE tablename LIKE '${prefix}%' LOOP EXECUTE format('DROP TABLE %I CASCADE', r.tablename); END LOOP; END $$`);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

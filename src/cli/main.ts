@@ -17,7 +17,7 @@ import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from 
 const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
 
 const GLOBAL: Record<string, OptionSpec & { short?: string }> = {
-  jobs: { type: "string", value: "FILE", description: "your jobs module (exports `jobs`, optional `schedules`); default: JOBS_MODULE" },
+  jobs: { type: "string", value: "FILE", description: "your jobs module (exports `jobs`, optional `schedules`); default: JOBS_MODULE, else functions/jobs.ts when present" },
   json: { type: "boolean", description: "print JSON for scripts" },
   verbose: { type: "boolean", description: "debug logs, and stack traces on errors" },
   help: { type: "boolean", short: "h", description: "show help" },

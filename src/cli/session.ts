@@ -107,13 +107,11 @@ export class Session {
   }
 
   async module(need: JobsNeed, purpose: string): Promise<JobsModule | undefined> {
-    // A module named outright (--jobs, JOBS_MODULE) is loaded for every command: its settings (a
-    // table prefix) decide which tables even `migrate` and `stats` use, and a missing one is an error.
-    // So is the dev server's, when its database is the one used: its prefix names that queue's tables.
-    const named = this.globals.jobs || readDev(this.io.env, "JOBS_MODULE");
-    const dev = read(this.io.env, "DATABASE_URL") ? undefined : runningDevServer(this.io.env, this.io.cwd)?.jobsModule;
-    if (need === "none") return named || dev ? loadJobsModule((named || dev)!, this.io.cwd) : undefined;
+    // The module (named outright, the dev server's, or functions/jobs.ts when present) is loaded for
+    // every command: its settings (a table prefix) decide which tables even `migrate` and `stats` use,
+    // so that every command of one folder works on the same queue.
     const path = this.modulePath();
+    if (need === "none") return path ? loadJobsModule(path, this.io.cwd) : undefined;
     if (!path) {
       if (need === "required") throw new CliError(EXIT.config, `${purpose} needs your job definitions: pass --jobs <module> or set JOBS_MODULE`);
       return undefined;

@@ -10,7 +10,7 @@ export const migrateCommand: CommandSpec = {
   summary: "Create or update the tables (safe to run from many places at once)",
   maxArgs: 0,
   details:
-    "Uses DATABASE_URL and JOBS_TABLE_PREFIX. Running it again when up to date changes nothing. With a jobs module named (--jobs, JOBS_MODULE), then runs its setup(db), which makes the app's own tables.",
+    "Uses DATABASE_URL and JOBS_TABLE_PREFIX. Running it again when up to date changes nothing. With a jobs module (--jobs, JOBS_MODULE, or the folder's functions/jobs.ts), then runs its setup(db), which makes the app's own tables.",
   async run(session) {
     const mod = await session.module("none", "migrate");
     const jobs = await session.jobs("none", "migrate");

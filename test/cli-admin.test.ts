@@ -117,8 +117,19 @@ describe("dead-letters", () => {
     expect(byJob.stdout).toBe("replayed 1 dead letter\n");
     expect(await rows(`SELECT id FROM {p}queue WHERE id = $1`, [d])).toHaveLength(1);
 
-    expectOneLineError(await cli(["dead-letters", "replay"]), EXIT.usage, /give at least one dead letter id, or --job NAME/);
-    expectOneLineError(await cli(["dead-letters", "replay", a!, "--job", "x"]), EXIT.usage, /ids or --job, not both/);
+    expectOneLineError(await cli(["dead-letters", "replay"]), EXIT.usage, /give at least one dead letter id, or --job NAME or --reason REASON/);
+    expectOneLineError(await cli(["dead-letters", "replay", a!, "--job", "x"]), EXIT.usage, /ids or a filter \(--job, --reason\), not both/);
+  });
+
+  it("replays by reason alone, as the library and the API do (it was an unknown option)", async () => {
+    const { cli } = await fresh();
+    const [e] = await deadLetters(cli, ["SKU-5"]);
+    const misspelt = await cli(["dead-letters", "replay", "--reason", "exausted"]);
+    expect(misspelt.code).not.toBe(0);
+    expect(misspelt.stderr).toMatch(/reason/);
+    const byReason = await cli(["dead-letters", "replay", "--reason", "exhausted", "--json"]);
+    expect(byReason.code).toBe(0);
+    expect(json(byReason)).toMatchObject({ replayed: [e], remaining: 0 });
   });
 
   it("refuses a replay while a live job holds the idempotency key (exit 5), then discards", async () => {

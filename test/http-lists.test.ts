@@ -184,7 +184,7 @@ describe("dead letters", () => {
     expect(await count("jobs_dead_letters")).toBe(1);
   });
 
-  it("bulk-replays by ids and by job", async () => {
+  it("bulk-replays by ids, by job, by reason alone, and every job's ({}), as the library does", async () => {
     await reset();
     const ids = await makeDead([1, 2, 3, 4]);
     const byIds = await call("POST", "/api/dead-letters/replay", { json: { ids: [ids[0], ids[1], "nope"] } });
@@ -194,10 +194,21 @@ describe("dead letters", () => {
     const byJob = await call("POST", "/api/dead-letters/replay", { json: { job: "fails", limit: 1 } });
     expect(byJob.body).toMatchObject({ remaining: 1 });
     expect(byJob.body.replayed).toHaveLength(1);
-    for (const bad of [{}, { ids: [] }, { ids: ids, job: "fails" }, { job: "" }, { job: "fails", limit: 0 }]) {
+    for (const bad of [{ ids: [] }, { ids: ids, job: "fails" }, { job: "" }, { job: "fails", limit: 0 }, { reason: "" }, { jobs: "fails" }]) {
       expectError(await call("POST", "/api/dead-letters/replay", { json: bad }), 422, "invalid_options");
     }
     expect(await count("jobs_dead_letters")).toBe(1);
+    // By reason alone (it answered 422, while the library and the OpenAPI document took it), then every job's.
+    await makeDead([5]);
+    const letters = (await call("GET", "/api/dead-letters")).body.items as Array<{ reason: string }>;
+    expect(letters.length).toBeGreaterThanOrEqual(2);
+    const byReason = await call("POST", "/api/dead-letters/replay", { json: { reason: letters[0]!.reason, limit: 1 } });
+    expect(byReason.status).toBe(200);
+    expect(byReason.body.replayed).toHaveLength(1);
+    const every = await call("POST", "/api/dead-letters/replay", { json: {} });
+    expect(every.body).toMatchObject({ remaining: 0 });
+    expect(every.body.replayed).toHaveLength(letters.length - 1);
+    expect(await count("jobs_dead_letters")).toBe(0);
   });
 
   it("refuses an empty filter on every list, as a bulk replay does (it answered an empty page)", async () => {

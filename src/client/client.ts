@@ -89,7 +89,7 @@ export interface JobsClient<J extends readonly AnyJob[]> {
      * with `replays`, only the letter replayed that many times (as you saw it): a retry of the same request is 404.
      */
     replay(id: string, options?: { payload?: unknown; replays?: number | undefined }): Promise<{ id: string; replayed: true }>;
-    replayMany(selector: { ids: readonly string[] } | { job: Names<J>; reason?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<BulkReplayResult>;
+    replayMany(selector: { ids: readonly string[] } | { job?: Names<J> | undefined; reason?: string | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<BulkReplayResult>;
     discard(id: string): Promise<{ id: string; discarded: true }>;
     discardMany(ids: readonly string[]): Promise<{ discarded: string[]; missing: string[] }>;
   };

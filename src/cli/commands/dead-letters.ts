@@ -80,23 +80,26 @@ const show: CommandSpec = {
 
 const replay: CommandSpec = {
   path: ["dead-letters", "replay"],
-  summary: "Queue dead letters again, due now (by id, or the oldest of one job)",
+  summary: "Queue dead letters again, due now (by id, or the oldest of a job or a reason)",
   args: "[<id>...]",
   options: {
     job: { type: "string", value: "NAME", description: "replay this job's dead letters, oldest first (instead of ids)" },
-    limit: { type: "string", value: "N", description: `with --job: at most N (default and maximum ${MAX_BULK_REPLAY})` },
-    cursor: { type: "string", value: "CURSOR", description: "with --job: go on from where the last call stopped (it prints the cursor)" },
+    reason: { type: "string", value: "REASON", description: `replay the dead letters of this reason, oldest first (instead of ids; with --job, that job's): ${DEAD_REASONS.join(", ")}` },
+    limit: { type: "string", value: "N", description: `with --job or --reason: at most N (default and maximum ${MAX_BULK_REPLAY})` },
+    cursor: { type: "string", value: "CURSOR", description: "with --job or --reason: go on from where the last call stopped (it prints the cursor)" },
     payload: { type: "string", value: "JSON", description: "with one id: replay with this payload instead (checked against the job's schema)" },
   },
   details: "Exits 4 when an id is not a dead letter, 5 when a queued or running job holds its id or idempotency key (it stays a dead letter).",
   async run(session, ids, values) {
     const job = stringOption(values, "job");
+    const reason = stringOption(values, "reason");
+    const filtered = job !== undefined || reason !== undefined;
     const payloadText = stringOption(values, "payload");
-    if (job !== undefined && ids.length > 0) throw usageError("give dead letter ids or --job, not both");
-    if (job === undefined && ids.length === 0) throw usageError("give at least one dead letter id, or --job NAME");
+    if (filtered && ids.length > 0) throw usageError("give dead letter ids or a filter (--job, --reason), not both");
+    if (!filtered && ids.length === 0) throw usageError("give at least one dead letter id, or --job NAME or --reason REASON");
     if (payloadText !== undefined && ids.length !== 1) throw usageError("--payload replays one dead letter: give exactly one id");
-    if (values.limit !== undefined && job === undefined) throw usageError("--limit goes with --job");
-    if (values.cursor !== undefined && job === undefined) throw usageError("--cursor goes with --job");
+    if (values.limit !== undefined && !filtered) throw usageError("--limit goes with --job or --reason");
+    if (values.cursor !== undefined && !filtered) throw usageError("--cursor goes with --job or --reason");
 
     if (payloadText !== undefined) {
       const payload = jsonArgument(payloadText, "--payload");
@@ -112,7 +115,7 @@ const replay: CommandSpec = {
       return session.print({ replayed: [done.id], skipped: [], remaining: 0, nextCursor: null }, () => `replayed ${done.id}`);
     }
     const result = await jobs.deadLetters.replayMany(
-      job !== undefined ? { job, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY), cursor: stringOption(values, "cursor") } : { ids },
+      filtered ? { job, reason, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_BULK_REPLAY), cursor: stringOption(values, "cursor") } : { ids },
     );
     if (result.replayed.length > 0) await session.kickDevServer();
     session.print(result, () => {
@@ -126,7 +129,7 @@ const replay: CommandSpec = {
       }
       // Counted up to a limit: at it, there may be many more.
       if (result.nextCursor !== null) {
-        if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left for ${job}`);
+        if (result.remaining > 0) lines.push(`${result.remaining}${result.remaining >= COUNT_LIMIT ? "+" : ""} left${job !== undefined ? ` for ${job}` : ""}${reason !== undefined ? ` (${reason})` : ""}`);
         lines.push(nextPage("dead-letters replay", values, result.nextCursor));
       }
       return lines.join("\n");

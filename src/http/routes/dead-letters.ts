@@ -10,8 +10,9 @@ import { intParam, queryParams } from "../params.js";
 const ReplayBody = z.strictObject({ payload: z.optional(z.unknown()), replays: z.optional(z.int().check(z.minimum(0))) });
 const BulkReplayBody = z.union([
   z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) }),
+  // A filter, as the library takes it: {} is every job's letters.
   z.strictObject({
-    job: z.string().check(z.minLength(1)),
+    job: z.optional(z.string().check(z.minLength(1))),
     reason: z.optional(z.string().check(z.minLength(1))),
     limit: z.optional(z.int().check(z.minimum(1), z.maximum(MAX_BULK_REPLAY))),
     cursor: z.optional(z.string().check(z.minLength(1))),
@@ -34,7 +35,7 @@ export const deadLetterHandlers: Handlers<
   async "deadLetters.replayMany"(c, config) {
     const parsed = z.safeParse(BulkReplayBody, await readJson(c, config.maxBodyBytes));
     if (!parsed.success) {
-      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or { "job": name, "reason"?: reason, "limit"?: n, "cursor"?: nextCursor }`, parsed.error.issues);
+      throw badBody(`send { "ids": [...] } (1 to ${MAX_BULK_REPLAY}) or a filter { "job"?: name, "reason"?: reason, "limit"?: n, "cursor"?: nextCursor }`, parsed.error.issues);
     }
     const result = await (await jobsOf(c)).deadLetters.replayMany(parsed.data);
     await notifyEnqueued(config, c, result.replayed, true);

@@ -180,6 +180,11 @@ describe("schedules", () => {
     const next = json<{ items: Array<{ name: string; nextRuns: string[] }>; nextCursor: string | null }>(await cli(["schedules", "list", "--next", "3", "--json"]));
     expect(next.items[0]!.nextRuns).toHaveLength(3);
     expect(next.nextCursor).toBeNull();
+    // The API's range, 0 to 100 (it was 1 to 20 here).
+    for (const [n, runs] of [["0", 0], ["50", 50]] as const) {
+      const r = json<{ items: Array<{ nextRuns: string[] }> }>(await cli(["schedules", "list", "--next", n, "--json"]));
+      expect(r.items[0]!.nextRuns).toHaveLength(runs);
+    }
     const tooMany = await cli(["schedules", "list", "--limit", "500", "--next", "20"]);
     expect([tooMany.code, tooMany.stderr]).toEqual([EXIT.rejected, expect.stringMatching(/limit × next must be at most 5000/)]);
 

@@ -19,13 +19,13 @@ const list: CommandSpec = {
   summary: "Schedules defined in your code, with their state and next runs",
   maxArgs: 0,
   options: {
-    next: { type: "string", value: "N", description: "how many next runs to show (default 1, up to 20; limit × next at most 5000)" },
+    next: { type: "string", value: "N", description: "how many next runs to show, 0 to 100 as the API takes (default 1, a column of the table; the API's is 5; limit × next at most 5000)" },
     limit: { type: "string", value: "N", description: `at most N schedules, by name (default 50, up to ${MAX_LIMIT})` },
     cursor: { type: "string", value: "CURSOR", description: "the next page, as the previous page printed it" },
   },
   details: NEEDS,
   async run(session, _args, values) {
-    const next = intOption(stringOption(values, "next"), "next", 1, 20) ?? 1;
+    const next = intOption(stringOption(values, "next"), "next", 0, 100) ?? 1;
     const jobs = await session.jobs("required", "schedules list");
     const cursor = stringOption(values, "cursor");
     const page = await jobs.schedules.list({ next, limit: intOption(stringOption(values, "limit"), "limit", 1, MAX_LIMIT), cursor });

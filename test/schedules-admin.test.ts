@@ -51,6 +51,8 @@ describe("pause, resume, run now", () => {
     const w = await world("2024-05-01T09:30:00Z");
     const jobs = w.make([hourly("k")]);
     const first = await jobs.schedules.run("k", { idempotencyKey: "form-1" });
+    // The same result as the API's and the client's (it had no deduplicated here).
+    expect(first).toEqual({ id: expect.any(String), deduplicated: false });
     const again = await jobs.schedules.run("k", { idempotencyKey: "form-1" });
     expect(again).toEqual({ id: first.id, deduplicated: true });
     expect((await jobs.schedules.list({ next: 1 })).items[0]).toMatchObject({ lastJobId: first.id });

@@ -43,7 +43,7 @@ export interface SchedulesApi {
    * `idempotencyKey` (a form's token), a second call while that job is queued or running enqueues nothing
    * and returns it (`deduplicated`), as an enqueue's key does.
    */
-  run(name: string, options?: { readonly idempotencyKey?: string | undefined }): Promise<{ id: string; deduplicated?: boolean }>;
+  run(name: string, options?: { readonly idempotencyKey?: string | undefined }): Promise<{ id: string; deduplicated: boolean }>;
 }
 
 
@@ -254,7 +254,7 @@ export const createScheduling = (env: {
         priority: p.priority, max_attempts: p.maxAttempts, key, idempotency_key: idempotencyKey, ...p.keys, traceparent: env.traceparent?.() ?? null,
       }, rowInput(p, hash, p.schedule.rule.nextAfter(now)));
       logger.log("info", result.deduplicated ? "schedule run now: its key's job is there already" : "schedule run now", { schedule: p.schedule.name, jobId: result.id, correlationId: key });
-      return result.deduplicated ? result : { id: result.id };
+      return result;
     },
   };
 

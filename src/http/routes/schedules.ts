@@ -18,6 +18,6 @@ export const scheduleHandlers: Handlers<"schedules.list" | "schedules.pause" | "
     const idempotencyKey = await requestKey(c, config.maxBodyBytes);
     const done = await (await jobsOf(c)).schedules.run(c.req.param("name")!, idempotencyKey === undefined ? {} : { idempotencyKey });
     if (!done.deduplicated) await notifyEnqueued(config, c, [done.id], true);
-    return c.json({ id: done.id, deduplicated: done.deduplicated === true }, done.deduplicated ? 200 : 201);
+    return c.json(done, done.deduplicated ? 200 : 201);
   },
 };

@@ -72,7 +72,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   const lost = new LostClaims();
   // A fault in taking in a statement's result: the tick stops at once. Unstarted: its first statement never got through.
   let [broken, unstarted]: Array<{ error: unknown } | undefined> = [];
-  let requeuedIds: string[] = [];
+  let [requeuedIds, lateCount]: [string[], number] = [[], 0];
   let [queue, cleaned]: [TickReport["queue"], TickReport["cleaned"]] = [null, null];
   const lateClaims: Run[] = [];
 
@@ -299,6 +299,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
       settledByFinal = new Map([...(result?.requeued ?? []).map((id) => [id, "requeued"] as const), ...(result?.requeueExhausted ?? []).map((id) => [id, "dead-lettered"] as const)]);
       // Claims that came back too late to start were no runs: returned, not requeued.
       requeuedIds = (result?.requeued ?? []).filter((id) => !lateClaims.some((r) => r.row.id === id));
+      lateCount = (result?.requeued.length ?? 0) - requeuedIds.length;
       if (result?.housekeeping?.ran) cleaned = result.housekeeping;
       if (result?.tick?.reserved && result.tick.owner) fanOut.spawn([{ slot: result.tick.slot, token: result.tick.owner }]);
     }
@@ -308,7 +309,7 @@ const tickLoop = async (env: TickEnv, options: TickOptions, watch: TickWatch | u
   }
   const report: TickReport = {
     ...carry.total(tickRow), startedAt: new Date(started).toISOString(), durationMs: Date.now() - started,
-    requeuedIds, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
+    requeuedIds, unstarted: lateCount, statements, slot: heldSlot, capped, spawned: fanOut.spawned, queue, cleaned,
   };
   const failure = broken ?? failures.last ?? unstarted;
   logger.log(failure ? "warn" : heldSlot !== null || report.reclaimed > 0 ? "info" : "debug", failure ? "tick ended on a failed statement" : "tick finished", { ...report, requeuedIds: undefined });

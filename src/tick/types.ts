@@ -50,6 +50,8 @@ export interface TickReport extends TickCounts {
   readonly durationMs: number;
   /** Ids of the runs the deadline cut short and returned to the queue (not those that became dead letters). */
   readonly requeuedIds: readonly string[];
+  /** Claimed jobs that came back too late to start (a statement held up past the deadline, or the tick stopped): back in the queue with their attempt, no run. */
+  readonly unstarted: number;
   /** Statements this tick sent. */
   readonly statements: number;
   /** The tick slot it held; null when it found no work, or no free slot (`capped`). */

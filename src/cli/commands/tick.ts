@@ -29,6 +29,7 @@ export const tickCommand: CommandSpec = {
         `dead-lettered ${report.deadLettered}`,
         `requeued ${report.requeued}`,
       ];
+      if (report.unstarted > 0) parts.push(`back unstarted ${report.unstarted}`);
       if (report.reclaimed > 0) parts.push(`reclaimed ${report.reclaimed}`);
       if (report.leaseLost > 0) parts.push(`lease lost ${report.leaseLost}`);
       return `tick: ${parts.join(", ")} in ${ms(report.durationMs)} (${report.statements} statements)`;

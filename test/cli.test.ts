@@ -105,6 +105,8 @@ describe("enqueue", () => {
 
     const first = json<{ id: string; deduplicated: boolean }>(await cli(["enqueue", "send-welcome", '{"email":"bob@example.com","name":"Bob"}', "--key", "welcome-bob", "--json"]));
     const second = await cli(["enqueue", "send-welcome", '{"email":"bob@example.com","name":"Bob"}', "--key", "welcome-bob"]);
+    const long = json<{ id: string }>(await cli(["enqueue", "send-welcome", '{"email":"bob@example.com","name":"Bob"}', "--idempotency-key", "welcome-bob", "--json"]));
+    expect(long).toMatchObject({ id: first.id, deduplicated: true });
     expect(first.deduplicated).toBe(false);
     expect(second.code).toBe(0);
     expect(second.stdout).toBe(`${first.id} (deduplicated: a send-welcome job with key "welcome-bob" is already queued or running)\n`);
@@ -146,6 +148,9 @@ describe("enqueue", () => {
     // Said with the flag that gave it (it said "runAt must be ...", a name this command has no flag of).
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--run-at", "tomorrow"]), EXIT.rejected, /: --run-at must be a date/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--key", "a\u0000b"]), EXIT.rejected, /: --key must be a string of 1 to 255 characters without U\+0000/);
+    // Named as runs list names it, too; an error names the flag given.
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--idempotency-key", ""]), EXIT.rejected, /: --idempotency-key must be a string of 1 to 255/);
+    expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--idempotency-key", "a", "--key", "a"]), EXIT.usage, /--idempotency-key or --key, not both/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--max-attempts", "0"]), EXIT.rejected, /--max-attempts must be a whole number from 1 to 1000/);
     expectOneLineError(await withoutModule(["enqueue", "sync-inventory", '{"sku":"a"}']), EXIT.config, /enqueue needs your job definitions: pass --jobs <module> or set JOBS_MODULE/);
     expectOneLineError(await cli(["enqueue", "sync-inventory", '{"sku":"a"}', "--jobs", "examples/missing.ts"]), EXIT.config, /jobs module examples\/missing.ts does not exist/);

@@ -14,7 +14,8 @@ export const enqueueCommand: CommandSpec = {
   options: {
     delay: { type: "string", value: "DURATION", description: "due this long from now, e.g. 30s, 5m" },
     "run-at": { type: "string", value: "ISO", description: "due at this time, e.g. 2030-01-01T09:00:00Z" },
-    key: { type: "string", value: "KEY", description: "idempotency key: while a job with it is queued or running, return that one" },
+    "idempotency-key": { type: "string", value: "KEY", description: "while a job with this key is queued or running, return that one (as runs list --idempotency-key names it)" },
+    key: { type: "string", value: "KEY", description: "the same as --idempotency-key" },
     priority: { type: "string", value: "N", description: "higher runs first" },
     "max-attempts": { type: "string", value: "N", description: "attempts before it is dead-lettered" },
     "correlation-id": { type: "string", value: "ID", description: "ties the job to what caused it, in logs and the dashboard" },
@@ -30,19 +31,21 @@ export const enqueueCommand: CommandSpec = {
     const delayMs = durationOption(stringOption(values, "delay"), "delay");
     const runAt = stringOption(values, "run-at");
     if (delayMs !== undefined && runAt !== undefined) throw usageError("give --delay or --run-at, not both");
+    const [longKey, shortKey] = [stringOption(values, "idempotency-key"), stringOption(values, "key")];
+    if (longKey !== undefined && shortKey !== undefined) throw usageError("give --idempotency-key or --key, not both");
     const item: EnqueueItem = {
       job: job!,
       payload,
       delayMs,
       runAt,
-      idempotencyKey: stringOption(values, "key"),
+      idempotencyKey: longKey ?? shortKey,
       priority: intOption(stringOption(values, "priority"), "priority", -2_147_483_647, 2_147_483_647),
       maxAttempts: intOption(stringOption(values, "max-attempts"), "max-attempts", 1, MAX_ATTEMPTS),
       correlationId: stringOption(values, "correlation-id"),
     };
     const jobs = await session.jobs("required", "enqueue");
     const [result] = await jobs.enqueueUnchecked([item], { batch: false }).catch((e: unknown) => {
-      throw asFlag(e);
+      throw asFlag(e, { ...FLAGS, idempotencyKey: shortKey !== undefined ? "--key" : "--idempotency-key" });
     });
     // A plain number is milliseconds, as in every duration pgtick reads: said with its unit.
     const delay = stringOption(values, "delay")?.trim();
@@ -58,12 +61,12 @@ export const enqueueCommand: CommandSpec = {
 };
 
 /** The enqueue options as this command's flags name them. */
-const FLAGS: Record<string, string> = { runAt: "--run-at", delayMs: "--delay", idempotencyKey: "--key", priority: "--priority", maxAttempts: "--max-attempts", correlationId: "--correlation-id" };
+const FLAGS: Record<string, string> = { runAt: "--run-at", delayMs: "--delay", idempotencyKey: "--idempotency-key", priority: "--priority", maxAttempts: "--max-attempts", correlationId: "--correlation-id" };
 
 /** An option's error said with the flag that gave it ("runAt must be ..." read as a field this command has none of). */
-const asFlag = (e: unknown): unknown => {
+const asFlag = (e: unknown, flags: Record<string, string>): unknown => {
   const field = isJobsError(e) ? (e.details as { field?: unknown } | undefined)?.field : undefined;
-  const flag = typeof field === "string" ? FLAGS[field] : undefined;
+  const flag = typeof field === "string" ? flags[field] : undefined;
   if (!flag || !isJobsError(e) || !e.message.startsWith(field as string)) return e;
   return new JobsError(e.code, `${flag}${e.message.slice((field as string).length)}`, e.details);
 };

@@ -158,7 +158,11 @@ describe("dead letters", () => {
     await jobs.tick({ budgetMs: 5_000 });
     expect((await call("GET", `/api/dead-letters/${id}`)).body.replays).toBe(1);
     expectError(await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: 0 } }), 404, "not_found");
-    expectError(await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: -1 } }), 422, "invalid_options");
+    const badReplays = await call("POST", `/api/dead-letters/${id}/replay`, { json: { replays: -1 } });
+    expectError(badReplays, 422, "invalid_options");
+    // The field the library names for the same mistake.
+    expect(badReplays.body.error.details.field).toBe("replays");
+    await expect(jobs.deadLetters.replay(id!, { replays: -1 })).rejects.toMatchObject({ code: "invalid_options", details: { field: "replays" } });
     expect((await call("POST", `/api/dead-letters/${id}/replay`, { json: { payload: { n: 4 }, replays: 1 } })).status).toBe(200);
     expect((await call("GET", `/api/jobs/${id}`)).body.payload).toEqual({ n: 4 });
   });

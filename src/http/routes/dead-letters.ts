@@ -20,8 +20,11 @@ const BulkReplayBody = z.union([
 ]);
 const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
 
-const badBody = (message: string, issues: z.core.$ZodIssue[]) =>
-  new JobsError("invalid_options", message, { issues: describeIssues(issues) });
+/** With `field`, the first issue's, as the library names a bad option (`replays`, `ids`). */
+const badBody = (message: string, issues: z.core.$ZodIssue[]) => {
+  const field = issues[0]?.path.join(".");
+  return new JobsError("invalid_options", message, { ...(field ? { field } : {}), issues: describeIssues(issues) });
+};
 
 export const deadLetterHandlers: Handlers<
   "deadLetters.list" | "deadLetters.replayMany" | "deadLetters.discardMany" | "deadLetters.get" | "deadLetters.replay" | "deadLetters.discard"

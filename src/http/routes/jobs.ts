@@ -61,7 +61,7 @@ export const jobHandlers: Handlers<"enqueue" | "list" | "get" | "cancel" | "run"
   async get(c) {
     const id = c.req.param("id")!;
     const job = await (await jobsOf(c)).get(id);
-    if (!job) throw new JobsError("not_found", `no job ${id}: never enqueued, or older than the run history keeps (with history off, a finished or cancelled job is not kept)`, { id });
+    if (!job) throw new JobsError("not_found", `no job ${id}: never enqueued, or older than the run history keeps`, { id });
     return c.json(job);
   },
 

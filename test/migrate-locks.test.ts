@@ -69,9 +69,10 @@ it("says a database behind this release is behind, and what to run, instead of P
   await migrate(db, "bh_", migrations.filter((m) => m.version <= RELEASE));
   const job = defineJob({ name: "ok", schema: z.object({}), handler: () => {} });
   const jobs = createJobs({ db: pool, jobs: [job], settings: { tablePrefix: "bh_" }, logger: silentLogger });
+  // A plain enqueue works on tables a few migrations behind (a deploy that starts before its migration has run).
   const { id } = await jobs.enqueue("ok", {});
-  // 020's outcome and 018's column are what this release's cancel and tick need.
-  for (const attempt of [() => jobs.cancel(id), () => jobs.tick({ budgetMs: 5_000 })]) {
+  // 020's outcome and 018's column are what this release's cancel and tick need, 026's column what a debounce does.
+  for (const attempt of [() => jobs.cancel(id), () => jobs.tick({ budgetMs: 5_000 }), () => jobs.enqueue("ok", {}, { debounce: { key: "k", delayMs: 0 } })]) {
     const e = await attempt().catch((x: unknown) => x);
     expect(isJobsError(e) && e.code).toBe("invalid_config");
     expect((e as Error).message).toMatch(new RegExp(`at migration ${RELEASE} and this release needs ${migrations.at(-1)!.version}: run \`pgtick migrate\``));

@@ -86,12 +86,13 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const input = batchText(rows);
   const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
   const has = (k: string) => rows.some((r) => kind(r) === k);
-  const from = (where: string) => `${selectColumns("x", {
+  const from = (where: string, extra = {}) => `${selectColumns("x", {
     run_at: "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')",
-    debounce_until: "statement_timestamp() + x.max_wait_ms * interval '1 millisecond'",
     traceparent: "x.traceparent",
-  })}
+  }, extra)}
     FROM input x WHERE ${where}`;
+  // Only debounced jobs name the cap's column: plain and keyed enqueues still work on tables before migration 026.
+  const cap = { debounce_until: "statement_timestamp() + x.max_wait_ms * interval '1 millisecond'" };
   // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
   // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).
   const ctes = [`input AS MATERIALIZED (SELECT * FROM json_to_recordset(${p.add(input)}::json) AS x(${QUEUE_RECORD}, delay_ms bigint, max_wait_ms bigint))`];
@@ -101,13 +102,13 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
       `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING q.id, q.job_name, q.idempotency_key`)})`);
   }
   if (has("debounced")) {
-    ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL"),
+    ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL", cap),
       `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
          payload = excluded.payload, run_at = least(excluded.run_at, q.debounce_until, excluded.debounce_until),
          debounce_until = least(q.debounce_until, excluded.debounce_until), priority = excluded.priority, max_attempts = excluded.max_attempts,
          correlation_id = excluded.correlation_id, flow_key = excluded.flow_key, concurrency_key = excluded.concurrency_key,
          rate_keys = excluded.rate_keys, traceparent = excluded.traceparent, updated_at = now()
-       RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`)})`);
+       RETURNING q.id, q.job_name, q.debounce_key, (q.xmax::text <> '0') AS debounced`, cap)})`);
   }
   const selects: string[] = [];
   if (has("keyed")) {

@@ -13,9 +13,9 @@ export const EXIT = {
   usage: 2,
   /** The library refused the input: unknown job, payload not matching the schema, bad option value. */
   rejected: 3,
-  /** No such dead letter, run or schedule. */
+  /** No such job, dead letter, run or schedule. */
   notFound: 4,
-  /** A live job holds the id or idempotency key a replay needs. */
+  /** A live job holds the id or idempotency key a replay needs, or the job to cancel or run now is running. */
   conflict: 5,
   /** Configuration: DATABASE_URL unset or refused (no such database, role or password, a failed TLS handshake), jobs module missing or broken, tables not migrated. */
   config: 6,

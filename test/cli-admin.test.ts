@@ -149,6 +149,41 @@ describe("dead-letters", () => {
   });
 });
 
+describe("jobs", () => {
+  it("lists, shows, runs now and cancels a queued job, and shows one that finished (after enqueue printed its id there was no way to look)", async () => {
+    const { cli, rows } = await fresh();
+    const later = json<{ id: string }>(await cli(["enqueue", "send-reminder", '{"email":"ada@example.com","about":"x"}', "--delay", "10m", "--json"]));
+    const other = json<{ id: string }>(await cli(["enqueue", "send-reminder", '{"email":"bob@example.com","about":"y"}', "--delay", "10m", "--json"]));
+    const listed = await cli(["jobs", "list", "--job", "send-reminder", "--status", "queued"]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`^id\\s+job\\s+status\\s+due at[\\s\\S]*${other.id}\\s+send-reminder\\s+queued[\\s\\S]*${later.id}`));
+    const page = json<{ items: Array<{ id: string }>; nextCursor: string | null }>(await cli(["jobs", "list", "--limit", "1", "--json"]));
+    expect(page.items.map((j) => j.id)).toEqual([other.id]);
+    expect((await cli(["jobs", "list", "--limit", "1"])).stdout).toContain("more: pgtick jobs list --limit 1 --cursor ");
+    expect((await cli(["jobs", "list", "--status", "done"])).code).toBe(EXIT.rejected);
+
+    const shown = await cli(["jobs", "show", later.id]);
+    expect(shown.stdout).toContain(`status:          queued`);
+    expect(shown.stdout).toContain(`"about": "x"`);
+    const moved = await cli(["jobs", "run", later.id]);
+    expect(moved.stdout).toBe(`${later.id} is due now\n`);
+    expect((await cli(["jobs", "run", later.id])).stdout).toMatch(/was due already .*: it keeps its place/);
+    expect((await cli(["jobs", "cancel", other.id])).stdout).toBe(`cancelled ${other.id}\n`);
+    expect(await rows(`SELECT 1 FROM {p}queue WHERE id = $1`, [other.id])).toHaveLength(0);
+    expectOneLineError(await cli(["jobs", "cancel", other.id]), EXIT.notFound, /not_found|no (queued )?job/);
+
+    expect((await cli(["tick", "--json"])).code).toBe(0);
+    const done = json<{ status: string; attempts: Array<{ outcome: string }> }>(await cli(["jobs", "show", later.id, "--json"]));
+    expect(done).toMatchObject({ status: "succeeded", attempts: [{ outcome: "succeeded" }] });
+    expect((await cli(["jobs", "show", later.id])).stdout).toMatch(/attempts \(1\):\n  1 succeeded/);
+    expectOneLineError(await cli(["jobs", "show", "00000000-0000-4000-8000-000000000000"]), EXIT.notFound, /no job with id/);
+    // One a tick is running: its tick owns it.
+    const running = json<{ id: string }>(await cli(["enqueue", "send-reminder", '{"email":"cy@example.com","about":"z"}', "--json"]));
+    await rows(`UPDATE {p}queue SET status = 'running', attempt = 1, lease_owner = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' WHERE id = $1`, [running.id]);
+    for (const verb of ["cancel", "run"]) expect((await cli(["jobs", verb, running.id])).code).toBe(EXIT.conflict);
+  });
+});
+
 describe("runs", () => {
   it("lists the run history with filters and shows one run whole; a bad filter or an unknown run is one line", async () => {
     const { cli } = await fresh();

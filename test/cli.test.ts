@@ -21,7 +21,7 @@ describe("help and usage", () => {
     const { cli } = await fresh();
     const help = await cli(["--help"]);
     expect(help.code).toBe(0);
-    for (const c of ["migrate", "tick", "enqueue <job> <json|->", "dead-letters list", "dead-letters show <id>", "dead-letters replay", "dead-letters discard", "runs list", "runs show <run id>", "schedules list", "schedules pause <name>", "schedules resume <name>", "schedules run <name>", "stats"]) {
+    for (const c of ["migrate", "tick", "enqueue <job> <json|->", "jobs list", "jobs show <id>", "jobs cancel <id>", "jobs run <id>", "dead-letters list", "dead-letters show <id>", "dead-letters replay", "dead-letters discard", "runs list", "runs show <run id>", "schedules list", "schedules pause <name>", "schedules resume <name>", "schedules run <name>", "stats"]) {
       expect(help.stdout).toContain(c);
     }
     expect(help.stdout).toContain("Exit codes:");

@@ -69,7 +69,7 @@ const RULES: Record<string, Rule> = {
   module: { imports: ["LEAVES", "settings", "jobs.ts", "exit-codes.ts"], types: ["job.ts", "observe", "schedules"] },
   platform: { imports: ["LEAVES", "settings", "http", "module", "tick/live.ts"], types: ["tick"] },
   otel: { imports: ["observe"], types: ["observe", "tick"] },
-  cli: { imports: ["LEAVES", "settings", "module", "migrate.ts", "dev/paths.ts", "http/tick-request.ts", "READS", "exit-codes.ts"], types: ["jobs.ts", "enqueue.ts", "schedules", "admin"] },
+  cli: { imports: ["LEAVES", "settings", "module", "migrate.ts", "dev/paths.ts", "http/tick-request.ts", "READS", "exit-codes.ts"], types: ["jobs.ts", "enqueue.ts", "schedules", "admin", "flow"] },
   dev: { imports: ["LEAVES", "settings", "module", "http", "platform", "exit-codes.ts", "dashboard/dashboard-settings.ts"], types: ["tick"] },
   // Only the package's entry points (checked on their own below).
   functions: { imports: [] },

@@ -4,6 +4,7 @@ import type { CommandSpec, OptionSpec, Values } from "./command.js";
 import { deadLetterCommands } from "./commands/dead-letters.js";
 import { enqueueCommand } from "./commands/enqueue.js";
 import { migrateCommand } from "./commands/migrate.js";
+import { jobCommands } from "./commands/jobs.js";
 import { runCommands } from "./commands/runs.js";
 import { scheduleCommands } from "./commands/schedules.js";
 import { statsCommand } from "./commands/stats.js";
@@ -14,7 +15,7 @@ import { EVERY_VAR } from "../settings/dev-catalog.js";
 import { inert } from "../terminal.js";
 import { CliError, EXIT, type ExitCode, exitCodeFor, oneLine, usageError } from "../exit-codes.js";
 
-const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
+const COMMANDS: readonly CommandSpec[] = [migrateCommand, tickCommand, enqueueCommand, ...jobCommands, ...deadLetterCommands, ...runCommands, ...scheduleCommands, statsCommand];
 
 const GLOBAL: Record<string, OptionSpec & { short?: string }> = {
   jobs: { type: "string", value: "FILE", description: "your jobs module (exports `jobs`, optional `schedules`); default: JOBS_MODULE, else functions/jobs.ts when present" },

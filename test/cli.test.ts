@@ -184,6 +184,27 @@ describe("tick", () => {
   });
 });
 
+describe("enqueue --debounce", () => {
+  it("folds enqueues of one key into the queued job, due --delay from now, never later than --max-wait from the first; refuses what does not go with it", async () => {
+    const { cli, rows } = await fresh();
+    const args = (email: string) => ["enqueue", "send-reminder", JSON.stringify({ email, about: "x" }), "--debounce", "ada", "--delay", "10m"];
+    const first = json<{ id: string; debounced: boolean }>(await cli([...args("a@example.com"), "--max-wait", "15m", "--json"]));
+    expect(first.debounced).toBe(false);
+    const again = await cli(args("b@example.com"));
+    expect(again.stdout).toBe(`${first.id} debounced: the queued send-reminder job with key "ada" takes this payload, due in 10m\n`);
+    const [row] = await rows<{ email: string; wait: number; cap: number }>(
+      `SELECT payload->>'email' AS email, (extract(epoch FROM run_at - created_at))::float8 AS wait, (extract(epoch FROM debounce_until - created_at))::float8 AS cap FROM {p}queue WHERE id = $1`, [first.id]);
+    expect(row).toMatchObject({ email: "b@example.com" });
+    expect(row!.cap).toBeCloseTo(900, 0);
+    expect(row!.wait).toBeGreaterThanOrEqual(600);
+    expectOneLineError(await cli([...args("c@example.com"), "--max-wait", "1m"]), EXIT.rejected, /^pgtick: --max-wait must be a number of milliseconds from delayMs/);
+    expectOneLineError(await cli(["enqueue", "send-reminder", '{"email":"d@example.com","about":"x"}', "--max-wait", "1m"]), EXIT.usage, /--max-wait goes with --debounce/);
+    expectOneLineError(await cli(["enqueue", "send-reminder", '{"email":"e@example.com","about":"x"}', "--debounce", "ada", "--run-at", "2031-01-01T00:00:00Z"]), EXIT.usage, /without --run-at/);
+    expectOneLineError(await cli([...args("f@example.com"), "--key", "k"]), EXIT.usage, /--debounce or an idempotency key, not both/);
+    expect(await rows(`SELECT 1 FROM {p}queue`)).toHaveLength(1);
+  });
+});
+
 describe("the folder's jobs module", () => {
   it("decides the tables of every command, not only of those that run jobs (migrate, stats and runs used jobs_* while enqueue used the module's prefix)", async () => {
     mkdirSync(join(root, "test-results"), { recursive: true });

@@ -19,6 +19,8 @@ export const enqueueCommand: CommandSpec = {
     priority: { type: "string", value: "N", description: "higher runs first" },
     "max-attempts": { type: "string", value: "N", description: "attempts before it is dead-lettered" },
     "correlation-id": { type: "string", value: "ID", description: "ties the job to what caused it, in logs and the dashboard" },
+    debounce: { type: "string", value: "KEY", description: "while a job of this name with this key is queued, it takes this payload and is due --delay from now" },
+    "max-wait": { type: "string", value: "DURATION", description: "with --debounce: due at most this long from now, whatever later enqueues say" },
   },
   details: [
     "The payload is one JSON argument, or - to read it from stdin. Needs your job definitions (--jobs or JOBS_MODULE).",
@@ -33,10 +35,15 @@ export const enqueueCommand: CommandSpec = {
     if (delayMs !== undefined && runAt !== undefined) throw usageError("give --delay or --run-at, not both");
     const [longKey, shortKey] = [stringOption(values, "idempotency-key"), stringOption(values, "key")];
     if (longKey !== undefined && shortKey !== undefined) throw usageError("give --idempotency-key or --key, not both");
+    const [debounceKey, maxWaitMs] = [stringOption(values, "debounce"), durationOption(stringOption(values, "max-wait"), "max-wait")];
+    if (maxWaitMs !== undefined && debounceKey === undefined) throw usageError("--max-wait goes with --debounce");
+    if (debounceKey !== undefined && runAt !== undefined) throw usageError("--debounce sets when the job is due (--delay from now): give it without --run-at");
+    if (debounceKey !== undefined && (longKey ?? shortKey) !== undefined) throw usageError("give --debounce or an idempotency key, not both");
     const item: EnqueueItem = {
       job: job!,
       payload,
-      delayMs,
+      // With --debounce, --delay is the debounce's (the library takes no other delay beside it).
+      ...(debounceKey !== undefined ? { debounce: { key: debounceKey, delayMs: delayMs ?? 0, maxWaitMs } } : { delayMs }),
       runAt,
       idempotencyKey: longKey ?? shortKey,
       priority: intOption(stringOption(values, "priority"), "priority", -2_147_483_647, 2_147_483_647),
@@ -52,16 +59,22 @@ export const enqueueCommand: CommandSpec = {
     const dueNow = (delayMs === undefined || delayMs === 0) && (runAt === undefined || Date.parse(runAt) <= Date.now());
     if (dueNow && !result!.deduplicated) await session.kickDevServer();
     const when = delayMs !== undefined ? `due in ${/^\d+(\.\d+)?$/.test(delay ?? "") ? `${delay} ms` : delay}` : runAt !== undefined ? `due at ${runAt}` : "due now";
-    session.print({ id: result!.id, deduplicated: result!.deduplicated }, () =>
-      result!.deduplicated
-        ? `${result!.id} (deduplicated: a ${job} job with key ${JSON.stringify(item.idempotencyKey)} is already queued or running)`
-        : `${result!.id} enqueued ${job}, ${when}`,
+    const { id, deduplicated, debounced } = result!;
+    session.print({ id, deduplicated, ...(debounced !== undefined ? { debounced } : {}) }, () =>
+      deduplicated
+        ? `${id} (deduplicated: a ${job} job with key ${JSON.stringify(item.idempotencyKey)} is already queued or running)`
+        : debounced
+          ? `${id} debounced: the queued ${job} job with key ${JSON.stringify(debounceKey)} takes this payload, ${when}${maxWaitMs !== undefined ? " (or sooner, as a --max-wait said)" : ""}`
+          : `${id} enqueued ${job}, ${when}`,
     );
   },
 };
 
 /** The enqueue options as this command's flags name them. */
-const FLAGS: Record<string, string> = { runAt: "--run-at", delayMs: "--delay", idempotencyKey: "--idempotency-key", priority: "--priority", maxAttempts: "--max-attempts", correlationId: "--correlation-id" };
+const FLAGS: Record<string, string> = {
+  runAt: "--run-at", delayMs: "--delay", idempotencyKey: "--idempotency-key", priority: "--priority", maxAttempts: "--max-attempts", correlationId: "--correlation-id",
+  debounce: "--debounce", "debounce.key": "--debounce", "debounce.delayMs": "--delay", "debounce.maxWaitMs": "--max-wait",
+};
 
 /** An option's error said with the flag that gave it ("runAt must be ..." read as a field this command has none of). */
 const asFlag = (e: unknown, flags: Record<string, string>): unknown => {

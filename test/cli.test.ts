@@ -236,6 +236,35 @@ describe("the folder's jobs module", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("one that does not load leaves commands that need no definitions working on the default tables, with a warning; those that need it say why they stop", async () => {
+    mkdirSync(join(root, "test-results"), { recursive: true });
+    const dir = mkdtempSync(join(root, "test-results", "pgtick-folder-broken-"));
+    try {
+      mkdirSync(join(dir, "functions"));
+      writeFileSync(join(dir, "functions", "jobs.ts"), `if (!process.env.STRIPE_KEY) throw new Error("STRIPE_KEY is not set");\nexport const jobs = [];\n`);
+      const run = async (args: string[]) => {
+        const { runCli } = await import("../src/cli/main.js");
+        let [stdout, stderr] = ["", ""];
+        const code = await runCli(args, {
+          stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), cwd: dir,
+          env: { DATABASE_URL: h.url, JOBS_TABLE_PREFIX: "cli_broken_", DEV_DIR: mkdtempSync(join(tmpdir(), "pgtick-cli-dev-")) },
+        });
+        return { code, stdout, stderr };
+      };
+      for (const args of [["migrate"], ["stats"], ["dead-letters", "list"]]) {
+        const r = await run(args);
+        expect(r.code, args.join(" ")).toBe(0);
+        expect(r.stderr).toMatch(/^pgtick: warning: cannot load jobs module functions\/jobs.ts: .*STRIPE_KEY is not set; going on without it/);
+      }
+      const needs = await run(["enqueue", "x", "{}"]);
+      expect(needs.code).toBe(EXIT.config);
+      expect(needs.stderr).toMatch(/STRIPE_KEY is not set/);
+    } finally {
+      await h.rows(`DO $$ DECLARE r record; BEGIN FOR r IN SELECT tablename FROM pg_tables WHERE tablename LIKE 'cli\\_broken\\_%' LOOP EXECUTE format('DROP TABLE %I CASCADE', r.tablename); END LOOP; END $$`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("telemetry", () => {

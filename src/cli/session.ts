@@ -101,6 +101,11 @@ export class Session {
     return url;
   }
 
+  /** Whether `path` is only the folder's functions/jobs.ts, found there, not named by --jobs, JOBS_MODULE or the dev server. */
+  private foundOnly(path: string): boolean {
+    return !(this.globals.jobs || readDev(this.io.env, "JOBS_MODULE") || runningDevServer(this.io.env, this.io.cwd)?.jobsModule) && path === DEFAULT_JOBS_MODULE;
+  }
+
   private modulePath(): string | undefined {
     const fallback = existsSync(resolve(this.io.cwd, DEFAULT_JOBS_MODULE)) ? DEFAULT_JOBS_MODULE : undefined;
     return this.globals.jobs || readDev(this.io.env, "JOBS_MODULE") || runningDevServer(this.io.env, this.io.cwd)?.jobsModule || fallback;
@@ -111,6 +116,14 @@ export class Session {
     // every command: its settings (a table prefix) decide which tables even `migrate` and `stats` use,
     // so that every command of one folder works on the same queue.
     const path = this.modulePath();
+    if (need === "none" && path !== undefined && this.foundOnly(path)) {
+      // Found, not named: one that does not load (a secret it reads at import is unset) leaves a command
+      // that needs no definitions working on the default tables, said once, as before it was looked for.
+      return loadJobsModule(path, this.io.cwd).catch((e: unknown) => {
+        this.io.stderr(`pgtick: warning: ${e instanceof Error ? e.message : String(e)}; going on without it (its settings, a table prefix, do not apply): pass --jobs to use it\n`);
+        return undefined;
+      });
+    }
     if (need === "none") return path ? loadJobsModule(path, this.io.cwd) : undefined;
     if (!path) {
       if (need === "required") throw new CliError(EXIT.config, `${purpose} needs your job definitions: pass --jobs <module> or set JOBS_MODULE`);

@@ -92,15 +92,22 @@ export const enqueueMany = async (
   });
   // One statement may not touch a row twice: repeats of an idempotency key within the batch share
   // the first row; repeats of a debounce key, the last (the last payload wins).
+  // The last of a debounce key's rows carries the shortest cap any of them gave, as one enqueue after another would set it.
   const byBatchKey = new Map<string, NewJobRow>();
+  const caps = new Map<string, number>();
   for (const row of rows) {
-    if (row.debounce_key !== null) byBatchKey.set(keyOf(row), row);
-    else if (row.idempotency_key !== null && !byBatchKey.has(keyOf(row))) byBatchKey.set(keyOf(row), row);
+    if (row.debounce_key !== null) {
+      byBatchKey.set(keyOf(row), row);
+      const cap = caps.get(keyOf(row));
+      if (row.max_wait_ms !== undefined && !(cap !== undefined && cap <= row.max_wait_ms)) caps.set(keyOf(row), row.max_wait_ms);
+    } else if (row.idempotency_key !== null && !byBatchKey.has(keyOf(row))) byBatchKey.set(keyOf(row), row);
   }
   const plain = rows.filter((row) => row.idempotency_key === null && row.debounce_key === null);
   // Keyed rows in the order of their keys: two batches holding the same keys in other orders then
   // wait for each other's inserts in one order, where they deadlocked.
-  const keyed = [...byBatchKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  const keyed = [...byBatchKey.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, row]) => (caps.has(key) ? { ...row, max_wait_ms: caps.get(key)! } : row));
   const unique = [...plain, ...keyed];
   const debounced = new Set<string>();
   const byKey = await insertResolvingKeys(db, t, unique, debounced);

@@ -135,6 +135,26 @@ describe("debounce with maxWaitMs", () => {
     expect((await queued(jobs)).map((r) => r.v)).toEqual([5]);
   });
 
+  it("gives a batch's repeats of a key the cap one enqueue after another would: the shortest of theirs, also for a job it creates", async () => {
+    const deb = defineJob({ name: "deb", schema, handler: () => {} });
+    const jobs = await h.isolated([deb]);
+    const batch = (key: string, ...rows: Array<[delayMs: number, maxWaitMs?: number]>) =>
+      jobs.enqueueMany(rows.map(([delayMs, maxWaitMs], v) => ({ job: "deb" as const, payload: { v }, debounce: { key, delayMs, maxWaitMs } })));
+    // A cap, then none: the cap holds (it was lost: the batch sent only the last row).
+    const [a] = await batch("a", [60_000, 120_000], [60_000]);
+    expect(await capOf(jobs, a!.id)).toBeGreaterThanOrEqual(120_000);
+    expect(await capOf(jobs, a!.id)).toBeLessThan(120_050);
+    // A short cap, then a long one with a long delay: the short one holds, and the new job is due by it (not 60 s on).
+    const [b] = await batch("b", [500, 1_000], [60_000, 600_000]);
+    const capB = (await capOf(jobs, b!.id))!;
+    expect(capB).toBeLessThan(1_050);
+    expect(await waitOf(jobs, b!.id)).toBeCloseTo(capB, 2);
+    // Again for a queued job of the key: the batch folds into it and brings its cap closer.
+    await batch("a", [60_000], [1_000, 2_000], [60_000]);
+    expect(await capOf(jobs, a!.id)).toBeLessThan(2_500);
+    expect((await queued(jobs)).map((r) => r.v).sort()).toEqual([1, 2]);
+  });
+
   it("counts the cap from the enqueue, not from the start of the caller's transaction", async () => {
     const deb = defineJob({ name: "deb", schema, handler: () => {} });
     const jobs = await h.isolated([deb]);

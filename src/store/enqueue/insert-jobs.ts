@@ -86,13 +86,13 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
   const input = batchText(rows);
   const kind = (r: NewJobRow) => (r.debounce_key !== null ? "debounced" : r.idempotency_key !== null ? "keyed" : "plain");
   const has = (k: string) => rows.some((r) => kind(r) === k);
-  const from = (where: string, extra = {}) => `${selectColumns("x", {
-    run_at: "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')",
-    traceparent: "x.traceparent",
-  }, extra)}
+  const due = "coalesce(x.run_at, statement_timestamp() + coalesce(x.delay_ms, 0) * interval '1 millisecond')";
+  const from = (where: string, runAt = due, extra = {}) => `${selectColumns("x", { run_at: runAt, traceparent: "x.traceparent" }, extra)}
     FROM input x WHERE ${where}`;
   // Only debounced jobs name the cap's column: plain and keyed enqueues still work on tables before migration 026.
-  const cap = { debounce_until: "statement_timestamp() + x.max_wait_ms * interval '1 millisecond'" };
+  // A new debounced job is due no later than its cap either (a batch's earlier row of its key may have given a shorter one).
+  const capAt = "statement_timestamp() + x.max_wait_ms * interval '1 millisecond'";
+  const cap = { debounce_until: capAt };
   // json, not jsonb: the rows are read straight from the text, not built as one jsonb value first
   // (bulk enqueue 5-10% faster, bench/profile/enqueue-micro.ts).
   const ctes = [`input AS MATERIALIZED (SELECT * FROM json_to_recordset(${p.add(input)}::json) AS x(${QUEUE_RECORD}, delay_ms bigint, max_wait_ms bigint))`];
@@ -102,7 +102,7 @@ export const insertJobs = async (db: Db, t: Tables, rows: readonly NewJobRow[]):
       `ON CONFLICT (job_name, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING q.id, q.job_name, q.idempotency_key`)})`);
   }
   if (has("debounced")) {
-    ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL", cap),
+    ctes.push(`debounced AS (${queueInsert(t, from("x.debounce_key IS NOT NULL", `least(${due}, ${capAt})`, cap),
       `ON CONFLICT (job_name, debounce_key) WHERE status = 'queued' AND debounce_key IS NOT NULL DO UPDATE SET
          payload = excluded.payload, run_at = least(excluded.run_at, q.debounce_until, excluded.debounce_until),
          debounce_until = least(q.debounce_until, excluded.debounce_until), priority = excluded.priority, max_attempts = excluded.max_attempts,

@@ -1,6 +1,7 @@
 // The SQL of src/store as the package ships it: each line break in a template literal, with the indentation
-// after it, becomes one space. The statements are the same to PostgreSQL, and a Worker's bundle is about 1 KB
-// smaller with gzip. A break inside a quoted string or identifier, or ending a `--` comment, is kept.
+// after it, becomes one space, and in a statement's text the spaces after a comma or an opening parenthesis
+// and before a closing one go. The statements are the same to PostgreSQL, and a Worker's bundle is smaller
+// with gzip. A break inside a quoted string or identifier, or ending a `--` comment, is kept.
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
@@ -10,18 +11,23 @@ type Piece = ts.TemplateLiteralLikeNode;
 /** Where a SQL text is at the end of a piece: in plain text, a quoted string or identifier, or a comment. */
 type State = "text" | "'" | '"' | "--";
 
-/** One piece's raw text with its breaks outside strings and comments collapsed, from `state`; the state after it. */
-const compactPiece = (raw: string, state: State): [string, State] => {
+/**
+ * One piece's raw text with its breaks outside strings and comments collapsed, from `state`; the state after it.
+ * `tight` (a statement's text): the spaces after a comma or an opening parenthesis and before a closing one go too.
+ */
+const compactPiece = (raw: string, state: State, tight: boolean): [string, State] => {
   let out = "";
+  const blank = (ch: string | undefined) => ch === " " || ch === "\t" || ch === "\n";
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]!;
     if ((state === "text" || state === "--") && c === "\n") {
       // The indentation after the break goes too; the break itself only where it ends a comment.
-      while (raw[i + 1] === " " || raw[i + 1] === "\t" || raw[i + 1] === "\n") i++;
-      out += state === "--" ? "\n" : out.endsWith(" ") ? "" : " ";
+      while (blank(raw[i + 1])) i++;
+      out += state === "--" ? "\n" : out.endsWith(" ") || (tight && /[,(]$/.test(out)) || (tight && raw[i + 1] === ")") ? "" : " ";
       state = "text";
       continue;
     }
+    if (tight && state === "text" && blank(c) && (/[,(]$/.test(out) || raw[i + 1] === ")")) continue;
     out += c;
     if (state === "text") state = c === "'" || c === '"' ? c : c === "-" && raw[i + 1] === "-" ? "--" : "text";
     else if (c === state) state = "text";
@@ -29,16 +35,21 @@ const compactPiece = (raw: string, state: State): [string, State] => {
   return [out, state];
 };
 
+/** A template that holds a statement's keywords (upper case, as the store writes them). */
+const STATEMENT = /\b(SELECT|INSERT INTO|UPDATE|DELETE FROM|WITH|FROM|WHERE)\b/;
+
 /** `code` (JavaScript or TypeScript) with the breaks of its template literals collapsed (see above). */
 export const compactSql = (code: string, fileName = "file.js"): string => {
   const source = ts.createSourceFile(fileName, code, ts.ScriptTarget.Latest, true, fileName.endsWith(".ts") ? ts.ScriptKind.TS : ts.ScriptKind.JS);
   const edits: Array<{ start: number; end: number; text: string }> = [];
   const rewrite = (pieces: readonly Piece[]) => {
     let state: State = "text";
+    // A statement, not a message: only there do the spaces after commas go (a message's words keep theirs).
+    const tight = STATEMENT.test(pieces.map((p) => code.slice(p.getStart(source), p.getEnd())).join(""));
     for (const piece of pieces) {
       const start = piece.getStart(source);
       const raw = code.slice(start, piece.getEnd());
-      const [text, after] = compactPiece(raw, state);
+      const [text, after] = compactPiece(raw, state, tight);
       state = after;
       if (text !== raw) edits.push({ start, end: piece.getEnd(), text });
     }

@@ -98,8 +98,7 @@ export const enqueueMany = async (
   for (const row of rows) {
     if (row.debounce_key !== null) {
       byBatchKey.set(keyOf(row), row);
-      const cap = caps.get(keyOf(row));
-      if (row.max_wait_ms !== undefined && !(cap !== undefined && cap <= row.max_wait_ms)) caps.set(keyOf(row), row.max_wait_ms);
+      if (row.max_wait_ms !== undefined) caps.set(keyOf(row), Math.min(row.max_wait_ms, caps.get(keyOf(row)) ?? Infinity));
     } else if (row.idempotency_key !== null && !byBatchKey.has(keyOf(row))) byBatchKey.set(keyOf(row), row);
   }
   const plain = rows.filter((row) => row.idempotency_key === null && row.debounce_key === null);

@@ -46,7 +46,7 @@ describe("OpenTelemetry spans", () => {
     expect(tick!.kind).toBe(SpanKind.INTERNAL);
     expect(tick!.status.code).toBe(SpanStatusCode.UNSET);
     expect(tick!.attributes).toMatchObject({
-      "pgtick.tick.claimed": 2, "pgtick.tick.succeeded": 2, "pgtick.tick.retried": 0, "pgtick.tick.statements": report.statements,
+      "pgtick.tick.claimed": 2, "pgtick.tick.succeeded": 2, "pgtick.tick.retried": 0, "pgtick.tick.unstarted": 0, "pgtick.tick.statements": report.statements,
       "pgtick.tick.budget_ms": 10_000, "pgtick.tick.handoff": false,
       // The first tick of the minute counted the queue: both were due.
       "pgtick.queue.due": 2, "pgtick.queue.running": 0,

@@ -8,7 +8,7 @@ export const ROUTE_SUMMARIES: Record<RouteName, string> = {
   cancel: "Cancel a queued job",
   run: "Make a queued job due now (delayed, backing off or debounced); one already due keeps its place",
   "deadLetters.list": "Dead letters, most recent first",
-  "deadLetters.replayMany": "Replay many dead letters in one statement: by ids, or the oldest of a job (of one reason, if given)",
+  "deadLetters.replayMany": "Replay many dead letters in one statement: by ids, or the oldest matching a filter (a job, a reason, both; {} is every job's)",
   "deadLetters.discardMany": "Discard many dead letters in one statement",
   "deadLetters.get": "A dead letter",
   "deadLetters.replay": "Queue a dead letter again (its id kept, attempt 0), optionally with an edited payload checked by the job's schema",

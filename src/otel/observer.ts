@@ -96,6 +96,7 @@ const reportAttributes = (r: TickReport): Attributes => ({
   "pgtick.tick.requeued": r.requeued,
   "pgtick.tick.lease_lost": r.leaseLost,
   "pgtick.tick.reclaimed": r.reclaimed,
+  "pgtick.tick.unstarted": r.unstarted,
   "pgtick.tick.statements": r.statements,
   "pgtick.tick.spawned": r.spawned,
   "pgtick.tick.capped": r.capped,

@@ -20,7 +20,7 @@ const BulkReplayBody = z.union([
 ]);
 const DiscardManyBody = z.strictObject({ ids: z.array(z.string()).check(z.minLength(1), z.maxLength(MAX_BULK_REPLAY)) });
 
-/** With `field`, the first issue's, as the library names a bad option (`replays`, `ids`). */
+/** With `field`, the first issue's path, as the library names a bad option (`replays`, `limit`). */
 const badBody = (message: string, issues: z.core.$ZodIssue[]) => {
   const field = issues[0]?.path.join(".");
   return new JobsError("invalid_options", message, { ...(field ? { field } : {}), issues: describeIssues(issues) });
